@@ -1,0 +1,17 @@
+package ml.juno.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class EngineInfoTest {
+
+    @Test
+    void testJvm_hasVectorModuleAndNativeAccess() {
+        // the build passes --add-modules=jdk.incubator.vector and --enable-native-access to every test JVM
+        assertTrue(EngineInfo.FLOAT_SPECIES.length() >= 4, "vector species should have at least 4 float lanes");
+        assertTrue(EngineInfo.nativeAccessEnabled(), "native access must be enabled for the GPU backends");
+        assertEquals("cpu-vector-" + EngineInfo.FLOAT_SPECIES.vectorBitSize(), EngineInfo.cpuBackendName());
+    }
+}
