@@ -42,7 +42,7 @@ public final class Tokenizer {
         this.attributes = new TokenAttributes(vocab, lookup);
         this.splitter = new SpecialTokenSplitter(attributes.specialCache, lookup, attributes.attrs);
         if (vocab.kind().model() == Vocabulary.Model.SPM) {
-            this.spm = new SpmEncoder(lookup, vocab.tokens().scores(), vocab.special().unk());
+            this.spm = new SpmEncoder(lookup, texts, vocab.tokens().scores(), vocab.special().unk());
             this.bpe = null;
             this.pre = null;
             this.cleanSpaces = false;
