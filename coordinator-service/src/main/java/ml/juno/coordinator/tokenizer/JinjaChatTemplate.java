@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Pattern;
 import jinjava.javax.el.CompositeELResolver;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 
@@ -29,7 +30,11 @@ public final class JinjaChatTemplate implements ChatTemplate {
     private static final long MAX_OUTPUT = 32L << 20;
     private static final Jinjava JINJAVA = create();
 
+    /** {@code {% for x in xs if cond %}}: Jinjava would silently ignore the condition. */
+    private static final Pattern LOOP_FILTER = Pattern.compile("\\{%-?\\s*for\\s[^%]*?\\sin\\s[^%]*?\\sif\\s[^%]*?%\\}");
+
     private final String source;
+    private final boolean loopFilter;
     private final String bosToken;
     private final String eosToken;
     private final List<String> stops;
@@ -42,6 +47,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
      */
     public JinjaChatTemplate(String source, String bosToken, String eosToken, List<String> stops) {
         this.source = Objects.requireNonNull(source, "source");
+        this.loopFilter = LOOP_FILTER.matcher(source).find();
         this.bosToken = bosToken == null ? "" : bosToken;
         this.eosToken = eosToken == null ? "" : eosToken;
         this.stops = List.copyOf(stops);
@@ -121,6 +127,10 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     @Override
     public String render(ChatRequest request) {
+        if (loopFilter) {
+            throw new ChatTemplateException("chat template uses a loop filter ({% for x in xs if cond %}), "
+                    + "which the Jinja engine here does not support");
+        }
         List<Map<String, Object>> messages = new ArrayList<>();
         for (ChatMessage m : request.messages()) {
             Map<String, Object> msg = new LinkedHashMap<>();
