@@ -22,8 +22,9 @@ import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
  * Renders a model's {@code tokenizer.chat_template} with Jinjava, set up like Hugging Face's
  * {@code apply_chat_template}: {@code trim_blocks} and {@code lstrip_blocks} on; variables
  * {@code messages}, {@code add_generation_prompt}, {@code bos_token}, {@code eos_token} and
- * {@code tools} (when given); functions {@code raise_exception} and {@code strftime_now}; and Python
- * string methods ({@link PythonStringMethods}). Output size is capped, since templates come from model
+ * {@code tools} (when given); functions {@code raise_exception} and {@code strftime_now}; Python
+ * string methods ({@link PythonStringMethods}) and Python's {@code json.dumps} layout for {@code tojson}
+ * ({@link PythonJsonFilter}). Output size is capped, since templates come from model
  * files.
  */
 public final class JinjaChatTemplate implements ChatTemplate {
@@ -67,6 +68,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
         Jinjava j = new Jinjava(config);
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception",
                 JinjaChatTemplate.class, "raiseException", String.class));
+        j.getGlobalContext().registerFilter(new PythonJsonFilter());
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now",
                 JinjaChatTemplate.class, "strftimeNow", String.class));
         return j;
@@ -136,6 +138,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
             Map<String, Object> msg = new LinkedHashMap<>();
             msg.put("role", m.role());
             msg.put("content", m.content());
+            msg.putAll(m.fields());
             messages.add(msg);
         }
         Map<String, Object> ctx = new HashMap<>();
