@@ -1,5 +1,7 @@
 package ml.juno.engine.quantize;
 
+import jdk.incubator.vector.FloatVector;
+
 /**
  * The 12-byte packing of eight 6-bit scales and eight 6-bit mins shared by Q4_K and Q5_K
  * (ggml {@code get_scale_min_k4} and its inverse in the quantizers).
@@ -34,26 +36,71 @@ final class KScales {
         return ((q[qo + j + 4] & 0xFF) >> 4) | (((q[qo + j] & 0xFF) >> 6) << 4);
     }
 
+    /** Scratch for {@link #search}: one quantizer's buffers. */
+    static final class Scratch {
+        final byte[] levels = new byte[256];
+        final byte[] aux = new byte[32];
+        final float[] weights = new float[32];
+        final float[] scales = new float[8];
+        final float[] mins = new float[8];
+        final float[] xt = new float[256];
+        final float[] wt = new float[256];
+        final float[] lt = new float[256];
+        final float[] auxT = new float[256];
+    }
+
     /**
      * The scale/min search both Q4_K and Q5_K run per super-block: eight sub-blocks of 32 through
      * {@code make_qkx2_quants}, 6-bit quantized scales and mins, fp16 d/dmin at {@code y[yo]}, {@code y[yo+2]},
-     * packed scales at {@code y[yo+4..16)}, then every value re-quantized against the stored scales into {@code L}.
+     * packed scales at {@code y[yo+4..16)}, then every value re-quantized against the stored scales into
+     * {@code s.levels}. With {@code lanes} the eight sub-blocks run side by side ({@link QuantLanes}); without, the
+     * scalar reference runs them one by one. Both give the same bytes.
      */
     static void search(float[] x, int xo, byte[] y, int yo, int nmax, float rmin, float rdelta, int nstep,
-                       byte[] L, byte[] aux, float[] weights, float[] scales, float[] mins) {
+                       Scratch s, boolean lanes) {
+        byte[] L = s.levels;
+        float[] scales = s.scales;
+        float[] mins = s.mins;
+        if (lanes) {
+            float[] xt = s.xt;
+            for (int j = 0; j < 8; j++) {
+                for (int i = 0; i < 32; i++) {
+                    xt[i * 8 + j] = x[xo + 32 * j + i];
+                }
+            }
+            FloatVector sumX2 = FloatVector.zero(QuantLanes.F);
+            for (int i = 0; i < 32; i++) {
+                FloatVector xi = FloatVector.fromArray(QuantLanes.F, xt, i * 8);
+                sumX2 = sumX2.add(xi.mul(xi));
+            }
+            FloatVector avX = sumX2.div(32f).sqrt();
+            for (int i = 0; i < 32; i++) {
+                avX.add(FloatVector.fromArray(QuantLanes.F, xt, i * 8).abs()).intoArray(s.wt, i * 8);
+            }
+            QuantLanes.qkx2(32, nmax, xt, s.wt, s.lt, s.auxT, scales, mins, 0, rmin, rdelta, nstep);
+            for (int j = 0; j < 8; j++) {
+                for (int i = 0; i < 32; i++) {
+                    L[32 * j + i] = (byte) s.lt[i * 8 + j];
+                }
+            }
+        } else {
+            float[] weights = s.weights;
+            for (int j = 0; j < 8; ++j) {
+                float sumX2 = 0;
+                for (int l = 0; l < 32; ++l) {
+                    sumX2 += x[xo + 32 * j + l] * x[xo + 32 * j + l];
+                }
+                float avX = (float) Math.sqrt(sumX2 / 32);
+                for (int l = 0; l < 32; ++l) {
+                    weights[l] = avX + Math.abs(x[xo + 32 * j + l]);
+                }
+                scales[j] = QuantMath.makeQkx2Quants(32, nmax, x, xo + 32 * j, weights, L, 32 * j, mins, j, s.aux,
+                        rmin, rdelta, nstep, false);
+            }
+        }
         float maxScale = 0;
         float maxMin = 0;
         for (int j = 0; j < 8; ++j) {
-            float sumX2 = 0;
-            for (int l = 0; l < 32; ++l) {
-                sumX2 += x[xo + 32 * j + l] * x[xo + 32 * j + l];
-            }
-            float avX = (float) Math.sqrt(sumX2 / 32);
-            for (int l = 0; l < 32; ++l) {
-                weights[l] = avX + Math.abs(x[xo + 32 * j + l]);
-            }
-            scales[j] = QuantMath.makeQkx2Quants(32, nmax, x, xo + 32 * j, weights, L, 32 * j, mins, j, aux,
-                    rmin, rdelta, nstep, false);
             if (scales[j] > maxScale) {
                 maxScale = scales[j];
             }

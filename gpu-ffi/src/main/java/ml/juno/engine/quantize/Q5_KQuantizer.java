@@ -10,11 +10,20 @@ public final class Q5_KQuantizer implements RowQuantizer {
     private static final int QK_K = 256;
     private static final int BYTES = 176;
 
-    private final byte[] levels = new byte[QK_K];
-    private final byte[] aux = new byte[32];
-    private final float[] weights = new float[32];
-    private final float[] mins = new float[8];
-    private final float[] scales = new float[8];
+    private final KScales.Scratch scratch = new KScales.Scratch();
+    private final boolean lanes;
+
+    /** The fast quantizer: eight sub-blocks at a time with the Vector API. */
+    public Q5_KQuantizer() {
+        this(true);
+    }
+
+    /**
+     * @param lanes {@code false} for the scalar reference path (same bytes, slower)
+     */
+    public Q5_KQuantizer(boolean lanes) {
+        this.lanes = lanes;
+    }
 
     @Override
     public GgmlType type() {
@@ -24,9 +33,9 @@ public final class Q5_KQuantizer implements RowQuantizer {
     @Override
     public void quantize(float[] x, int xo, int n, byte[] y, int yo) {
         RowQuantizers.checkBlocks(type(), n);
-        byte[] L = levels;
+        byte[] L = scratch.levels;
         for (int b = 0; b < n / QK_K; b++, xo += QK_K, yo += BYTES) {
-            KScales.search(x, xo, y, yo, 31, -0.5f, 0.1f, 15, L, aux, weights, scales, mins);
+            KScales.search(x, xo, y, yo, 31, -0.5f, 0.1f, 15, scratch, lanes);
             int qh = yo + 16;
             int ql = yo + 48;
             for (int j = 0; j < 32; j++) {
