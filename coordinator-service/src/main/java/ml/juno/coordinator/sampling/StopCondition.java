@@ -54,9 +54,4 @@ public record StopCondition(int maxTokens, int minTokens, int[] stopTokenIds, Li
     public int[] stopTokenIds() {
         return stopTokenIds.clone();
     }
-
-    /** The stop ids without a copy, for masking in the sampler; callers must not modify it. */
-    int[] stopTokenIdsShared() {
-        return stopTokenIds;
-    }
 }
