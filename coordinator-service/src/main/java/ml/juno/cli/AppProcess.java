@@ -1,0 +1,60 @@
+package ml.juno.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts a packaged Quarkus app (node or coordinator) as a child JVM with the engine's JVM flags, and
+ * makes sure it dies with us (Ctrl-C, SIGTERM).
+ */
+final class AppProcess {
+
+    /** The flags every Juno JVM needs: the Vector API incubator module and native access for FFM. */
+    static final List<String> JVM_FLAGS = List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED");
+
+    private AppProcess() {}
+
+    static String javaExecutable() {
+        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+
+    static List<String> command(Path app, Map<String, String> systemProperties) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(javaExecutable());
+        cmd.addAll(JVM_FLAGS);
+        systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.add("-jar");
+        cmd.add(app.toString());
+        return cmd;
+    }
+
+    /** Runs the app in the foreground with our stdin/stdout/stderr and returns its exit code. */
+    static int runForeground(Path app, Map<String, String> systemProperties) {
+        ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties)).inheritIO();
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            throw new CliException("cannot start " + app + ": " + e.getMessage());
+        }
+        Thread killer = new Thread(() -> {
+            p.destroy();
+            try {
+                p.waitFor();
+            } catch (InterruptedException ignored) {
+                p.destroyForcibly();
+            }
+        }, "juno-child-stopper");
+        Runtime.getRuntime().addShutdownHook(killer);
+        try {
+            return p.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            p.destroy();
+            return 130;
+        }
+    }
+}

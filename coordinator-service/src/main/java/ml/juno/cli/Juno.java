@@ -1,0 +1,94 @@
+package ml.juno.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import ml.juno.engine.EngineInfo;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code juno} command line. Each subcommand is a small class; server commands start the packaged
+ * Quarkus apps as child processes, tool commands run in this JVM.
+ */
+@Command(name = "juno",
+        mixinStandardHelpOptions = true,
+        versionProvider = Juno.Version.class,
+        description = "Juno: run GGUF language models on one machine or split across many.",
+        subcommands = {
+                PendingCommands.Local.class,
+                PendingCommands.Cluster.class,
+                NodeCommand.class,
+                PendingCommands.Coordinator.class,
+                PendingCommands.Generate.class,
+                PendingCommands.Bench.class,
+                PendingCommands.Tokenize.class,
+                PendingCommands.GgufInfo.class,
+                PendingCommands.Quantize.class,
+                PendingCommands.Synth.class,
+                PendingCommands.Lora.class,
+                PendingCommands.Merge.class,
+                PendingCommands.Test.class,
+                PendingCommands.Metrics.class,
+                CommandLine.HelpCommand.class,
+        },
+        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) once serving is available;",
+                "until then it prints what this build can do. Run 'juno COMMAND --help' for a command's options."})
+public final class Juno implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the command line and returns the exit code: 0 ok, 1 failure, 2 usage error. */
+    public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+        CommandLine cli = new CommandLine(new Juno());
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setParameterExceptionHandler((ex, ignoredArgs) -> {
+            CommandLine bad = ex.getCommandLine();
+            err.println("juno: " + ex.getMessage().lines().findFirst().orElse("invalid arguments"));
+            bad.usage(err);
+            return 2;
+        });
+        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            if (ex instanceof CliException) {
+                err.println("juno: " + ex.getMessage());
+                return 1;
+            }
+            throw ex;
+        });
+        return cli.execute(args);
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        JunoHome home = JunoHome.detect();
+        Path model = home.bundledModel();
+        out.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
+        if (Files.isRegularFile(model)) {
+            out.println("Bundled model: " + home.root().relativize(model));
+        } else {
+            out.println("Bundled model missing: " + model);
+        }
+        out.println("Serving is not available in this build yet; these commands are:");
+        out.println();
+        spec.commandLine().usage(out);
+        return 0;
+    }
+
+    /** Reports the engine version. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"juno " + EngineInfo.VERSION, "Java " + Runtime.version() + ", " + EngineInfo.cpuBackendName()};
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package ml.juno.cli;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code juno node}: one node process serving one shard over gRPC (what systemd and compose start). */
+@Command(name = "node", mixinStandardHelpOptions = true,
+        description = "Start one node process (gRPC + health on one port); it starts empty and loads its shard when the coordinator asks.")
+final class NodeCommand implements Callable<Integer> {
+
+    @Option(names = "--port", defaultValue = "${env:JUNO_NODE_PORT:-19092}", description = "Port for gRPC, health and metrics (default: ${DEFAULT-VALUE}, env JUNO_NODE_PORT).")
+    int port;
+
+    @Option(names = "--node-id", defaultValue = "${env:JUNO_NODE_ID:-node}", description = "Name reported in status and logs (default: ${DEFAULT-VALUE}).")
+    String nodeId;
+
+    @Option(names = "--host", defaultValue = "${env:JUNO_NODE_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Override
+    public Integer call() {
+        if (port < 1 || port > 65535) {
+            throw new CliException("--port must be in 1..65535, got " + port);
+        }
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("quarkus.http.port", Integer.toString(port));
+        props.put("quarkus.http.host", host);
+        props.put("juno.node.id", nodeId);
+        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().nodeApp()), props);
+    }
+}

@@ -1,0 +1,64 @@
+package ml.juno.cli;
+
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Unmatched;
+
+/**
+ * Commands of the design that this build does not implement yet. Each says so plainly and exits 1;
+ * none pretends to work. Each moves to its own class when its issue lands.
+ */
+final class PendingCommands {
+
+    private PendingCommands() {}
+
+    abstract static class Pending implements Callable<Integer> {
+        @Unmatched
+        String[] ignored;
+
+        @Override
+        public Integer call() {
+            Command c = getClass().getAnnotation(Command.class);
+            throw new CliException("'juno " + c.name() + "' is not implemented in this build yet");
+        }
+    }
+
+    @Command(name = "local", description = "Serve a model from one process, no gRPC (not implemented yet).")
+    static final class Local extends Pending {}
+
+    @Command(name = "cluster", description = "Fork N node processes and a coordinator on loopback (not implemented yet).")
+    static final class Cluster extends Pending {}
+
+    @Command(name = "coordinator", description = "Run the coordinator against running nodes (not implemented yet).")
+    static final class Coordinator extends Pending {}
+
+    @Command(name = "generate", description = "Generate text from a prompt (not implemented yet).")
+    static final class Generate extends Pending {}
+
+    @Command(name = "bench", description = "Measure prompt processing and generation speed, llama-bench style (not implemented yet).")
+    static final class Bench extends Pending {}
+
+    @Command(name = "tokenize", description = "Print the token ids of a text (not implemented yet).")
+    static final class Tokenize extends Pending {}
+
+    @Command(name = "gguf-info", description = "Print a GGUF file's metadata and tensor table (not implemented yet).")
+    static final class GgufInfo extends Pending {}
+
+    @Command(name = "quantize", description = "Convert F32/F16 weights to a quantized block type (not implemented yet).")
+    static final class Quantize extends Pending {}
+
+    @Command(name = "synth", description = "Write a random-weight model with a real model's shapes (not implemented yet).")
+    static final class Synth extends Pending {}
+
+    @Command(name = "lora", description = "Train and play LoRA adapters (not implemented yet).")
+    static final class Lora extends Pending {}
+
+    @Command(name = "merge", description = "Merge LoRA adapters into a GGUF (not implemented yet).")
+    static final class Merge extends Pending {}
+
+    @Command(name = "test", description = "Smoke checks against a live cluster (not implemented yet).")
+    static final class Test extends Pending {}
+
+    @Command(name = "metrics", description = "Summarise JFR recordings: tokens/s, TTFT, step latency (not implemented yet).")
+    static final class Metrics extends Pending {}
+}

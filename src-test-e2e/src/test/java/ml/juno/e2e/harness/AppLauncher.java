@@ -1,0 +1,125 @@
+package ml.juno.e2e.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts a packaged Quarkus app as a real separate JVM on a free port, waits until it answers its
+ * liveness endpoint, keeps its log in a file, and stops it on {@link #close()}.
+ */
+public final class AppLauncher implements AutoCloseable {
+
+    private final Process process;
+    private final Path log;
+    private final int port;
+
+    private AppLauncher(Process process, Path log, int port) {
+        this.process = process;
+        this.log = log;
+        this.port = port;
+    }
+
+    public static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static Path nodeApp() {
+        return Path.of(System.getProperty("juno.node.app", "../node-service/target/quarkus-app/quarkus-run.jar"));
+    }
+
+    /** Starts {@code app} with {@code -Dquarkus.http.port=<free port>} and the given extra properties. */
+    public static AppLauncher start(String name, Path app, Map<String, String> props, Duration timeout) throws IOException, InterruptedException {
+        if (!Files.isRegularFile(app)) {
+            throw new IllegalStateException("packaged app missing: " + app + " (run the build's package phase first)");
+        }
+        int port = freePort();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("--add-modules=jdk.incubator.vector");
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.add("-Xmx512m");
+        cmd.add("-Dquarkus.http.port=" + port);
+        cmd.add("-Dquarkus.http.host=127.0.0.1");
+        props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.add("-jar");
+        cmd.add(app.toString());
+        Path logDir = Path.of("target", "e2e-logs");
+        Files.createDirectories(logDir);
+        Path log = logDir.resolve(name + "-" + port + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        AppLauncher launcher = new AppLauncher(p, log, port);
+        try {
+            launcher.awaitLive(timeout);
+        } catch (RuntimeException | IOException | InterruptedException e) {
+            launcher.close();
+            throw e;
+        }
+        return launcher;
+    }
+
+    private void awaitLive(Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("process exited with " + process.exitValue() + " before it was live; log:\n" + Files.readString(log));
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(url("/q/health/live")).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("not live within " + timeout + "; log:\n" + Files.readString(log));
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public URI url(String path) {
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    public String log() throws IOException {
+        return Files.readString(log);
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(Duration.ofSeconds(10))) {
+                process.destroyForcibly().waitFor(Duration.ofSeconds(5));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+}
