@@ -1,0 +1,41 @@
+package ml.juno.engine.quantize;
+
+import ml.juno.engine.tensor.GgmlType;
+
+/** Makes the {@link RowQuantizer} for a target type. */
+public final class RowQuantizers {
+    private RowQuantizers() {
+    }
+
+    /** The types this package can write. */
+    public static boolean supports(GgmlType type) {
+        return switch (type) {
+            case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> true;
+            default -> false;
+        };
+    }
+
+    /** A fresh quantizer (with its own scratch buffers) for {@code type}. */
+    public static RowQuantizer create(GgmlType type) {
+        return switch (type) {
+            case F32, F16, BF16 -> new FloatConverter(type);
+            case Q8_0 -> new Q8_0Quantizer();
+            case Q4_0 -> new Q4_0Quantizer();
+            case Q4_1 -> new Q4_1Quantizer();
+            case Q5_0 -> new Q5_0Quantizer();
+            case Q5_1 -> new Q5_1Quantizer();
+            case Q2_K -> new Q2_KQuantizer();
+            case Q3_K -> new Q3_KQuantizer();
+            case Q4_K -> new Q4_KQuantizer();
+            case Q5_K -> new Q5_KQuantizer();
+            case Q6_K -> new Q6_KQuantizer();
+            default -> throw new IllegalArgumentException("no quantizer for type " + type);
+        };
+    }
+
+    static void checkBlocks(GgmlType type, int n) {
+        if (n < 0 || n % type.blockSize != 0) {
+            throw new IllegalArgumentException(type + ": row of " + n + " values is not a multiple of the block size " + type.blockSize);
+        }
+    }
+}

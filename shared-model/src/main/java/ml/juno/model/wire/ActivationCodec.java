@@ -1,0 +1,125 @@
+package ml.juno.model.wire;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Encodes a row-major {@code [rows, cols]} float matrix of activations for the wire, and decodes it.
+ *
+ * <ul>
+ *   <li>FLOAT32: IEEE single, exact.</li>
+ *   <li>FLOAT16: IEEE half, round to nearest even (values beyond ±65504 become ±infinity).</li>
+ *   <li>INT8: per row, a float32 scale {@code s = max|x| / 127} followed by {@code cols} signed bytes
+ *       {@code round(x / s)}; decoding gives {@code q * s}. An all-zero row has scale 0.</li>
+ * </ul>
+ * Multi-byte values use the chosen byte order. One codec per (dtype, order); instances are immutable
+ * and thread-safe.
+ */
+public final class ActivationCodec {
+
+    private final ActivationDtype dtype;
+    private final ByteOrder order;
+    private final ValueLayout.OfFloat f32;
+    private final ValueLayout.OfShort f16;
+
+    public ActivationCodec(ActivationDtype dtype, ByteOrder order) {
+        this.dtype = dtype;
+        this.order = order;
+        this.f32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(order);
+        this.f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(order);
+    }
+
+    public ActivationDtype dtype() {
+        return dtype;
+    }
+
+    public ByteOrder order() {
+        return order;
+    }
+
+    /** Encodes {@code src[offset .. offset + rows*cols)} into a new byte array. */
+    public byte[] encode(float[] src, int offset, int rows, int cols) {
+        checkShape(src.length - offset, rows, cols);
+        byte[] out = new byte[Math.toIntExact(dtype.encodedBytes(rows, cols))];
+        MemorySegment dst = MemorySegment.ofArray(out);
+        int n = rows * cols;
+        switch (dtype) {
+            case FLOAT32 -> {
+                for (int i = 0; i < n; i++) {
+                    dst.set(f32, 4L * i, src[offset + i]);
+                }
+            }
+            case FLOAT16 -> {
+                for (int i = 0; i < n; i++) {
+                    dst.set(f16, 2L * i, Float.floatToFloat16(src[offset + i]));
+                }
+            }
+            case INT8 -> {
+                long pos = 0;
+                for (int r = 0; r < rows; r++) {
+                    int base = offset + r * cols;
+                    float amax = 0f;
+                    for (int c = 0; c < cols; c++) {
+                        amax = Math.max(amax, Math.abs(src[base + c]));
+                    }
+                    if (!Float.isFinite(amax)) {
+                        throw new IllegalArgumentException("row " + r + " holds a non-finite activation; INT8 cannot encode it");
+                    }
+                    float scale = amax / 127f;
+                    float inv = scale == 0f ? 0f : 1f / scale;
+                    dst.set(f32, pos, scale);
+                    pos += 4;
+                    for (int c = 0; c < cols; c++) {
+                        out[(int) pos++] = (byte) Math.round(src[base + c] * inv);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Decodes {@code bytes} (exactly {@code dtype.encodedBytes(rows, cols)} long) into {@code dst[offset ..]}. */
+    public void decode(byte[] bytes, int rows, int cols, float[] dst, int offset) {
+        long expected = dtype.encodedBytes(rows, cols);
+        if (bytes.length != expected) {
+            throw new IllegalArgumentException(dtype + " tensor [" + rows + ", " + cols + "] needs " + expected
+                    + " bytes, got " + bytes.length);
+        }
+        checkShape(dst.length - offset, rows, cols);
+        MemorySegment src = MemorySegment.ofArray(bytes);
+        int n = rows * cols;
+        switch (dtype) {
+            case FLOAT32 -> {
+                for (int i = 0; i < n; i++) {
+                    dst[offset + i] = src.get(f32, 4L * i);
+                }
+            }
+            case FLOAT16 -> {
+                for (int i = 0; i < n; i++) {
+                    dst[offset + i] = Float.float16ToFloat(src.get(f16, 2L * i));
+                }
+            }
+            case INT8 -> {
+                long pos = 0;
+                for (int r = 0; r < rows; r++) {
+                    float scale = src.get(f32, pos);
+                    pos += 4;
+                    int base = offset + r * cols;
+                    for (int c = 0; c < cols; c++) {
+                        dst[base + c] = bytes[(int) pos++] * scale;
+                    }
+                }
+            }
+        }
+    }
+
+    private static void checkShape(int available, int rows, int cols) {
+        if (rows < 0 || cols < 0) {
+            throw new IllegalArgumentException("negative shape [" + rows + ", " + cols + "]");
+        }
+        if ((long) rows * cols > available) {
+            throw new IllegalArgumentException("shape [" + rows + ", " + cols + "] exceeds the " + available + " values available");
+        }
+    }
+}
