@@ -169,9 +169,24 @@ class ChatTemplateTest {
     }
 
     @Test
-    void jinja_loopFilter_isRefusedInsteadOfIgnored() {
-        ChatTemplate t = new JinjaChatTemplate("{% for m in messages if m.role != 'system' %}{{ m.role }}{% endfor %}",
-                "", "", List.of());
+    void jinja_loopFilter_skipsItemsAndCountsOnlyTheRest() {
+        ChatTemplate t = new JinjaChatTemplate("{% for m in messages if m.role != 'system' %}{{ loop.index }}{{ m.role }}"
+                + "{% if loop.last %}!{% endif %} {% endfor %}|{%- for m in messages if m['content'].startswith('H') -%}"
+                + "{{ m.content }},{%- endfor -%}", "", "", List.of());
+        assertEquals("1user 2assistant 3user! |Hello!,Hi there. How can I help?,",
+                t.render(new ChatRequest(CONVERSATION, true)));
+    }
+
+    @Test
+    void jinja_lstripBlocks_stripsOnlyIndentationBeforeTags() {
+        String src = "x {% if true %}A{% endif %}\n  {% if true %}B{% endif %}\n\t{# note #}\n  {%+ if true %}C{% endif %}";
+        assertEquals("x AB  C", new JinjaChatTemplate(src, "", "", List.of())
+                .render(new ChatRequest(CONVERSATION, false)));
+    }
+
+    @Test
+    void jinja_loopFilterOverSeveralVariables_isRefusedInsteadOfIgnored() {
+        ChatTemplate t = new JinjaChatTemplate("{% for k, v in {'a': 1}.items() if v %}{{ k }}{% endfor %}", "", "", List.of());
         ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(new ChatRequest(CONVERSATION, true)));
         assertTrue(e.getMessage().contains("loop filter"), e.getMessage());
     }
