@@ -17,9 +17,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Each row quantizer against llama-quantize's output: the F32 master quantized row by row must give exactly the
- * bytes of every tensor of that type in the shipped files, and the fast lane paths must equal the scalar
- * reference.
+ * Each row quantizer against llama-quantize's output: the F32 master quantized row by row (scalar reference
+ * paths) must give exactly the bytes of every tensor of that type in the shipped files, and the fast lane paths
+ * must equal both the files and the scalar reference.
  */
 class RowQuantizerTest {
 
@@ -43,7 +43,7 @@ class RowQuantizerTest {
                 if (t.type() != type) {
                     continue;
                 }
-                assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(type, src, src.tensor(t.name())), t.name());
+                assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(RowQuantizers.create(type, false), src, src.tensor(t.name())), t.name());
                 checked++;
             }
             assertTrue(checked > 0, "no " + type + " tensor in " + file);
@@ -57,19 +57,42 @@ class RowQuantizerTest {
              GgufFile ref = QuantFixtures.open(QuantFixtures.stories(file))) {
             for (GgufTensorInfo t : ref.tensors()) {
                 if (t.type() == type) {
-                    assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(type, src, src.tensor(t.name())), t.name());
+                    assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(RowQuantizers.create(type), src, src.tensor(t.name())), t.name());
                 }
             }
         }
     }
 
-    private static byte[] quantize(GgmlType type, GgufFile src, GgufTensorInfo t) {
+    /**
+     * The lane paths (Vector API) against llama-quantize's Q4_K and Q6_K tensors directly: the first 96 rows of
+     * two tensors (kept short: until the JIT compiles them the lane paths are slow).
+     */
+    @Test
+    void laneQuantizers_matchLlamaQuantizeByteForByte() {
+        try (GgufFile src = QuantFixtures.open(QuantFixtures.tinyF32());
+             GgufFile ref = QuantFixtures.open(QuantFixtures.tinyRandom("Q4_K_M"))) {
+            for (String name : new String[] {"output.weight", "blk.0.attn_q.weight"}) {
+                GgufTensorInfo t = ref.tensor(name);
+                int rows = 96;
+                byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(rows * t.rowBytes()));
+                byte[] actual = java.util.Arrays.copyOf(
+                        quantize(RowQuantizers.create(t.type(), true), src, src.tensor(name), rows), expected.length);
+                assertArrayEquals(expected, actual, name);
+            }
+        }
+    }
+
+    private static byte[] quantize(RowQuantizer q, GgufFile src, GgufTensorInfo t) {
+        return quantize(q, src, t, Math.toIntExact(t.rowCount()));
+    }
+
+    private static byte[] quantize(RowQuantizer q, GgufFile src, GgufTensorInfo t, int rows) {
+        GgmlType type = q.type();
         float[] x = QuantFixtures.f32(src, t);
         int n = Math.toIntExact(t.rowLength());
         int rowBytes = Math.toIntExact(type.byteSize(n));
         byte[] out = new byte[Math.toIntExact(t.rowCount()) * rowBytes];
-        RowQuantizer q = RowQuantizers.create(type);
-        for (int r = 0; r < t.rowCount(); r++) {
+        for (int r = 0; r < rows; r++) {
             q.quantize(x, r * n, n, out, r * rowBytes);
         }
         return out;
