@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
                 PendingCommands.Coordinator.class,
                 PendingCommands.Generate.class,
                 PendingCommands.Bench.class,
-                PendingCommands.Tokenize.class,
+                TokenizeCommand.class,
                 PendingCommands.GgufInfo.class,
                 PendingCommands.Quantize.class,
                 PendingCommands.Synth.class,
@@ -58,8 +58,9 @@ public final class Juno implements Callable<Integer> {
             return 2;
         });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            if (ex instanceof CliException) {
-                err.println("juno: " + ex.getMessage());
+            if (ex instanceof CliException || ex instanceof java.io.IOException) {
+                // user-facing failures (bad file, bad value): one line, no stack trace
+                err.println("juno: " + (ex instanceof java.nio.file.NoSuchFileException ? "no such file: " : "") + ex.getMessage());
                 return 1;
             }
             throw ex;

@@ -38,9 +38,6 @@ final class PendingCommands {
     @Command(name = "bench", description = "Measure prompt processing and generation speed, llama-bench style (not implemented yet).")
     static final class Bench extends Pending {}
 
-    @Command(name = "tokenize", description = "Print the token ids of a text (not implemented yet).")
-    static final class Tokenize extends Pending {}
-
     @Command(name = "gguf-info", description = "Print a GGUF file's metadata and tensor table (not implemented yet).")
     static final class GgufInfo extends Pending {}
 

@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufMetadata;
 
 /**
  * Text ⇄ token ids for one vocabulary, matching llama.cpp's {@code llama_tokenize} /
@@ -60,6 +62,16 @@ public final class Tokenizer {
 
     public static Tokenizer fromVocabulary(Vocabulary vocab) {
         return new Tokenizer(vocab);
+    }
+
+    /** The tokenizer of a model file (see {@link Vocabulary#fromGguf}). */
+    public static Tokenizer fromGguf(GgufMetadata metadata) {
+        return new Tokenizer(Vocabulary.fromGguf(metadata));
+    }
+
+    /** The tokenizer of an open model file (see {@link Vocabulary#fromGguf}). */
+    public static Tokenizer fromGguf(GgufFile file) {
+        return fromGguf(file.metadata());
     }
 
     private static boolean ignoresMerges(String pre) {

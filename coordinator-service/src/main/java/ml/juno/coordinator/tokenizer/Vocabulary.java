@@ -2,6 +2,8 @@ package ml.juno.coordinator.tokenizer;
 
 import java.util.List;
 import java.util.Objects;
+import ml.juno.engine.gguf.GgufKeys;
+import ml.juno.engine.gguf.GgufMetadata;
 
 /**
  * Everything a tokenizer needs from a model file, as plain data.
@@ -100,5 +102,64 @@ public record Vocabulary(Kind kind, TokenTable tokens, List<String> merges, Spec
 
     public int size() {
         return tokens.size();
+    }
+
+    /**
+     * Reads the {@code tokenizer.ggml.*} keys, with llama.cpp's defaults: SentencePiece vocabularies
+     * default to BOS=1, EOS=2, UNK=0, add BOS, prepend a space; byte-level BPE to BOS=EOS=11 and no BOS
+     * except for the Llama-3 family of pre-tokenizers. A special id outside the vocabulary (such as
+     * UINT32 -1) is ignored, as llama.cpp does.
+     *
+     * @throws IllegalArgumentException for a missing token list, an unsupported tokenizer model or
+     *     pre-tokenizer, or inconsistent arrays
+     */
+    public static Vocabulary fromGguf(GgufMetadata md) {
+        if (!md.has(GgufKeys.TOKENIZER_MODEL)) {
+            throw new IllegalArgumentException("model file has no tokenizer (key " + GgufKeys.TOKENIZER_MODEL + " missing)");
+        }
+        Model model = Model.fromGguf(md.getString(GgufKeys.TOKENIZER_MODEL));
+        String pre = model == Model.SPM ? "default" : md.getString(GgufKeys.TOKENIZER_PRE, "default");
+        if (model == Model.BPE) {
+            PreTokenizer.forName(pre); // refuse unknown pre-tokenizers before reading the rest
+        }
+        if (!md.has(GgufKeys.TOKENIZER_LIST)) {
+            throw new IllegalArgumentException("cannot find tokenizer vocab (key " + GgufKeys.TOKENIZER_LIST + ")");
+        }
+        List<String> texts = md.getStringArray(GgufKeys.TOKENIZER_LIST);
+        int n = texts.size();
+        float[] scores = md.has(GgufKeys.TOKENIZER_SCORES) ? md.getFloatArray(GgufKeys.TOKENIZER_SCORES) : null;
+        int[] types = md.has(GgufKeys.TOKENIZER_TOKEN_TYPE) ? md.getIntArray(GgufKeys.TOKENIZER_TOKEN_TYPE) : null;
+        List<String> merges = model == Model.BPE
+                ? (md.has(GgufKeys.TOKENIZER_MERGES) ? md.getStringArray(GgufKeys.TOKENIZER_MERGES) : List.of())
+                : List.of();
+
+        boolean spm = model == Model.SPM;
+        boolean chatglm = pre.equals("glm4") || pre.equals("chatglm-bpe");
+        int bos = special(md, GgufKeys.TOKENIZER_BOS_ID, spm ? 1 : chatglm ? -1 : 11, n);
+        int eos = special(md, GgufKeys.TOKENIZER_EOS_ID, spm ? 2 : 11, n);
+        int unk = special(md, GgufKeys.TOKENIZER_UNK_ID, spm ? 0 : -1, n);
+        int eot = special(md, GgufKeys.TOKENIZER_EOT_ID, -1, n);
+        int pad = special(md, GgufKeys.TOKENIZER_PAD_ID, -1, n);
+
+        boolean defaultBos = spm || switch (pre) {
+            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+                 "jina-v5-nano", "tekken", "chameleon" -> true;
+            default -> false;
+        };
+        Flags flags = new Flags(
+                md.getBool(GgufKeys.TOKENIZER_ADD_BOS, defaultBos),
+                md.getBool(GgufKeys.TOKENIZER_ADD_EOS, false),
+                md.getBool(GgufKeys.TOKENIZER_ADD_PREFIX, spm));
+        return new Vocabulary(new Kind(model, pre, md.getString(GgufKeys.GENERAL_NAME, "")),
+                new TokenTable(texts, scores, types), merges, new SpecialIds(bos, eos, unk, eot, pad), flags);
+    }
+
+    private static int special(GgufMetadata md, String key, int def, int n) {
+        int d = def >= n ? -1 : def;
+        if (!md.has(key)) {
+            return d;
+        }
+        long id = md.getLong(key);
+        return id >= 0 && id < n ? (int) id : d;
     }
 }

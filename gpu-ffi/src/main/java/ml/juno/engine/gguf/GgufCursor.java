@@ -2,8 +2,10 @@ package ml.juno.engine.gguf;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
@@ -24,6 +26,11 @@ final class GgufCursor {
     private final MemorySegment seg;
     private final long size;
     private long pos;
+    /** Reused for string bytes; grows to the longest string read. */
+    private byte[] scratch = new byte[256];
+    private final CharsetDecoder strictUtf8 = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
 
     GgufCursor(MemorySegment seg) {
         this.seg = seg;
@@ -108,36 +115,51 @@ final class GgufCursor {
 
     /** A GGUF string: u64 byte length then UTF-8 bytes. {@code strict} refuses malformed UTF-8 (keys and names). */
     String string(String field, boolean strict) throws GgufFormatException {
+        return string(field, -1, strict);
+    }
+
+    /**
+     * Element {@code index} of a string array named {@code field} (-1: not an element). The field name is only
+     * built when something is wrong: vocabularies hold 10^5 strings.
+     */
+    String string(String field, int index, boolean strict) throws GgufFormatException {
         long at = pos;
-        long n = u64(field + ".length");
+        if (8 > size - pos) {
+            throw new GgufFormatException(name(field, index) + ".length", pos, "needs 8 bytes but only " + (size - pos) + " remain");
+        }
+        long n = seg.get(U64, pos);
+        pos += 8;
         if (n < 0 || n > remaining()) {
-            throw new GgufFormatException(field + ".length", at, "string length " + Long.toUnsignedString(n)
+            throw new GgufFormatException(name(field, index) + ".length", at, "string length " + Long.toUnsignedString(n)
                     + " exceeds the " + remaining() + " bytes left in the file");
         }
         if (n > Integer.MAX_VALUE - 16) {
-            throw new GgufFormatException(field + ".length", at, "string length " + n + " is too large");
+            throw new GgufFormatException(name(field, index) + ".length", at, "string length " + n + " is too large");
         }
         if (n == 0) {
             return "";
         }
-        MemorySegment bytes = seg.asSlice(pos, n);
+        int len = (int) n;
+        if (scratch.length < len) {
+            scratch = new byte[Math.max(len, scratch.length * 2)];
+        }
+        MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, scratch, 0, len);
         String s;
         if (strict) {
             try {
-                s = StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(bytes.asByteBuffer())
-                        .toString();
+                s = strictUtf8.decode(ByteBuffer.wrap(scratch, 0, len)).toString();
             } catch (CharacterCodingException e) {
-                throw new GgufFormatException(field, at, "not valid UTF-8");
+                throw new GgufFormatException(name(field, index), at, "not valid UTF-8");
             }
         } else {
-            byte[] b = bytes.toArray(ValueLayout.JAVA_BYTE);
-            s = new String(b, StandardCharsets.UTF_8);
+            s = new String(scratch, 0, len, StandardCharsets.UTF_8);
         }
         pos += n;
         return s;
+    }
+
+    private static String name(String field, int index) {
+        return index < 0 ? field : field + "[" + index + "]";
     }
 
     /** Copies {@code n} raw bytes (already bounds-checked by the caller through {@link #count}). */

@@ -141,14 +141,14 @@ final class GgufParser {
             case BOOL -> {
                 boolean[] b = new boolean[n];
                 for (int i = 0; i < n; i++) {
-                    b[i] = bool(in, ef);
+                    b[i] = bool(in, ef); // ef is built once per array, not per element
                 }
                 yield b;
             }
             case STRING -> {
                 String[] s = new String[n];
                 for (int i = 0; i < n; i++) {
-                    s[i] = in.string(field + "[" + i + "]", false);
+                    s[i] = in.string(field, i, false);
                 }
                 yield Arrays.asList(s);
             }

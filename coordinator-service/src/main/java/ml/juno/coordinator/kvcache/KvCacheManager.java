@@ -1,0 +1,270 @@
+package ml.juno.coordinator.kvcache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Paged KV bookkeeping with automatic prefix caching (vLLM's KVCacheManager idea).
+ *
+ * <p>Every block is in exactly one state: <b>used</b> (reference count &gt; 0), <b>cached</b> (count 0
+ * but registered under the hash of the prefix it holds, so a later request with the same prefix can
+ * take it back without recomputing) or <b>free</b>. A block is registered only once its tokens are
+ * computed ({@link #commit}). When a new block is needed and none is free, the coldest cached block is
+ * evicted; Caffeine (W-TinyLFU, frequency-aware) keeps the eviction order of the cached blocks.
+ *
+ * <p>Not thread-safe: owned by the generation loop's thread.
+ */
+public final class KvCacheManager {
+    private final int blockSize;
+    private final int numBlocks;
+    private final int[] refCount;      // [numBlocks]
+    private final boolean[] registered; // [numBlocks] holds a committed, findable prefix
+    private final long[] blockHash;    // [numBlocks] chain hash when registered
+    private final long[] parentHash;   // [numBlocks] parent chain hash when registered
+    private final int[] blockTokens;   // [numBlocks * blockSize] tokens of registered blocks, to rule out collisions
+    private final int[] freeStack;     // [numBlocks] free block ids, top at freeTop - 1
+    private int freeTop;
+    private int used;
+    private int cached;
+
+    /** hash → block for every registered block (used or cached). */
+    private final Map<Long, Integer> index = new HashMap<>();
+    /** The cached (evictable) blocks only; Caffeine decides which goes first. */
+    private final Cache<Long, Integer> evictable;
+
+    private long hitTokens;
+    private long missTokens;
+    private long hitBlocks;
+    private long missBlocks;
+    private long evictions;
+
+    public KvCacheManager(KvCacheConfig config) {
+        this.blockSize = config.blockSize();
+        this.numBlocks = config.numBlocks();
+        this.refCount = new int[numBlocks];
+        this.registered = new boolean[numBlocks];
+        this.blockHash = new long[numBlocks];
+        this.parentHash = new long[numBlocks];
+        this.blockTokens = new int[Math.multiplyExact(numBlocks, blockSize)];
+        this.freeStack = new int[numBlocks];
+        for (int i = 0; i < numBlocks; i++) {
+            freeStack[i] = numBlocks - 1 - i; // block 0 is handed out first
+        }
+        this.freeTop = numBlocks;
+        this.evictable = Caffeine.newBuilder()
+                .maximumSize(numBlocks) // never reached: at most numBlocks blocks exist
+                .executor(Runnable::run) // maintenance on this thread, so state stays in step
+                .evictionListener((Long hash, Integer block, RemovalCause cause) -> onAutomaticEviction(hash, block))
+                .build();
+    }
+
+    public int blockSize() {
+        return blockSize;
+    }
+
+    public int numBlocks() {
+        return numBlocks;
+    }
+
+    /** Blocks needed to hold {@code tokens} tokens. */
+    public int blocksFor(int tokens) {
+        return (tokens + blockSize - 1) / blockSize;
+    }
+
+    /** Blocks that can be handed out now: free ones plus evictable cached ones. */
+    public int availableBlocks() {
+        return freeTop + cached;
+    }
+
+    public int refCount(int block) {
+        return refCount[block];
+    }
+
+    /**
+     * Starts a sequence: attaches the longest cached prefix of {@code tokens[0..length)} (whole blocks,
+     * leaving at least the last token to compute, since its logits are needed), then allocates blocks
+     * for up to {@code maxNewTokens} more tokens. All or nothing.
+     *
+     * @param table an empty table for the sequence
+     * @return tokens already in the cache (a multiple of the block size), or -1 when there are not
+     *         enough blocks (nothing is changed then)
+     */
+    public int admit(BlockTable table, int[] tokens, int length, int maxNewTokens) {
+        if (table.blockCount() != 0) {
+            throw new IllegalStateException("admit needs an empty block table, got " + table);
+        }
+        if (length < 1 || length > tokens.length) {
+            throw new IllegalArgumentException("prompt length " + length + " outside [1, " + tokens.length + "]");
+        }
+        if (maxNewTokens < 1) {
+            throw new IllegalArgumentException("maxNewTokens must be >= 1, got " + maxNewTokens);
+        }
+        int lookupBlocks = (length - 1) / blockSize;
+        long parent = PrefixHash.ROOT;
+        int hits = 0;
+        while (hits < lookupBlocks) {
+            long h = PrefixHash.of(parent, tokens, hits * blockSize, blockSize);
+            Integer block = index.get(h);
+            if (block == null || !holds(block, parent, tokens, hits * blockSize)) {
+                break;
+            }
+            acquire(block, h);
+            table.add(block);
+            table.setHash(hits, h);
+            parent = h;
+            hits++;
+        }
+        int cachedTokens = hits * blockSize;
+        int chunk = Math.min(length - cachedTokens, maxNewTokens);
+        if (!allocateSlots(table, cachedTokens + chunk)) {
+            free(table);
+            return -1;
+        }
+        hitBlocks += hits;
+        missBlocks += lookupBlocks - hits;
+        hitTokens += cachedTokens;
+        missTokens += length - cachedTokens;
+        return cachedTokens;
+    }
+
+    /**
+     * Makes {@code table} cover positions {@code [0, totalTokens)}, taking free blocks first and evicting
+     * cached ones when none is free. All or nothing.
+     *
+     * @return false when the pool cannot supply enough blocks (nothing is changed then)
+     */
+    public boolean allocateSlots(BlockTable table, int totalTokens) {
+        int need = blocksFor(totalTokens) - table.blockCount();
+        if (need <= 0) {
+            return true;
+        }
+        if (need > availableBlocks()) {
+            return false;
+        }
+        for (int i = 0; i < need; i++) {
+            table.add(takeBlock());
+        }
+        return true;
+    }
+
+    /**
+     * Registers the blocks that {@code computedTokens} computed tokens have filled, so later requests
+     * can share them. Call after the step that computed them succeeded.
+     *
+     * @param tokens the sequence's tokens, at least {@code computedTokens} of them
+     */
+    public void commit(BlockTable table, int[] tokens, int computedTokens) {
+        int full = Math.min(computedTokens / blockSize, table.blockCount());
+        for (int b = table.hashedCount(); b < full; b++) {
+            long parent = b == 0 ? PrefixHash.ROOT : table.hash(b - 1);
+            long h = PrefixHash.of(parent, tokens, b * blockSize, blockSize);
+            table.setHash(b, h);
+            int block = table.block(b);
+            if (!registered[block] && !index.containsKey(h)) {
+                registered[block] = true;
+                blockHash[block] = h;
+                parentHash[block] = parent;
+                System.arraycopy(tokens, b * blockSize, blockTokens, block * blockSize, blockSize);
+                index.put(h, block);
+            }
+            // else: another sequence registered the same prefix first; this copy stays private
+        }
+    }
+
+    /** Releases every block of the table (last block first, so tails are evicted before heads) and empties it. */
+    public void free(BlockTable table) {
+        while (table.blockCount() > 0) {
+            release(table.removeLast());
+        }
+    }
+
+    public KvCacheStats stats() {
+        return new KvCacheStats(
+                new KvCacheStats.PrefixCounters(hitTokens, missTokens, hitBlocks, missBlocks, evictions),
+                new KvCacheStats.BlockUsage(used, cached, freeTop, numBlocks));
+    }
+
+    private boolean holds(int block, long parent, int[] tokens, int from) {
+        if (parentHash[block] != parent) {
+            return false;
+        }
+        int base = block * blockSize;
+        for (int i = 0; i < blockSize; i++) {
+            if (blockTokens[base + i] != tokens[from + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void acquire(int block, long hash) {
+        if (refCount[block] == 0) {
+            evictable.getIfPresent(hash); // counts as a use in Caffeine's frequency sketch
+            evictable.invalidate(hash);
+            cached--;
+            used++;
+        }
+        refCount[block]++;
+    }
+
+    private void release(int block) {
+        if (refCount[block] <= 0) {
+            throw new IllegalStateException("block " + block + " released more often than taken");
+        }
+        if (--refCount[block] > 0) {
+            return;
+        }
+        used--;
+        if (registered[block]) {
+            cached++;
+            evictable.put(blockHash[block], block);
+        } else {
+            freeStack[freeTop++] = block;
+        }
+    }
+
+    private int takeBlock() {
+        int block;
+        if (freeTop > 0) {
+            block = freeStack[--freeTop];
+        } else {
+            block = evictColdest();
+        }
+        refCount[block] = 1;
+        used++;
+        return block;
+    }
+
+    private int evictColdest() {
+        var eviction = evictable.policy().eviction().orElseThrow();
+        Map<Long, Integer> coldest = eviction.coldest(1);
+        if (coldest.isEmpty()) {
+            throw new IllegalStateException("no free or cached block left (used " + used + " of " + numBlocks + ")");
+        }
+        var e = coldest.entrySet().iterator().next();
+        evictable.invalidate(e.getKey());
+        int block = e.getValue();
+        unregister(block);
+        cached--;
+        evictions++;
+        return block;
+    }
+
+    private void unregister(int block) {
+        index.remove(blockHash[block]);
+        registered[block] = false;
+    }
+
+    /** Caffeine should never evict on its own (it never holds more than numBlocks); if it does, the block is freed. */
+    private void onAutomaticEviction(Long hash, Integer block) {
+        if (block != null && refCount[block] == 0 && registered[block] && blockHash[block] == hash) {
+            unregister(block);
+            cached--;
+            evictions++;
+            freeStack[freeTop++] = block;
+        }
+    }
+}

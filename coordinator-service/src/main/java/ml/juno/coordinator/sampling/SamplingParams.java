@@ -1,0 +1,40 @@
+package ml.juno.coordinator.sampling;
+
+/**
+ * How one request picks its next token. Temperature 0 means greedy (argmax, ties to the lowest id);
+ * penalties and logit bias still apply then. The same seed with the same prompt gives the same
+ * output whatever else runs, because every sequence draws from its own generator.
+ *
+ * @param temperature logits are divided by it before truncation; 0 = greedy
+ * @param truncation  top-k, top-p, min-p
+ * @param penalties   repetition / frequency / presence penalties
+ * @param logitBias   additive bias per token
+ * @param seed        seed of this sequence's random generator
+ */
+public record SamplingParams(float temperature, Truncation truncation, RepetitionPenalties penalties,
+                             LogitBias logitBias, long seed) {
+
+    public SamplingParams {
+        if (!(temperature >= 0f) || !Float.isFinite(temperature)) {
+            throw new IllegalArgumentException("temperature must be finite and >= 0, got " + temperature);
+        }
+        if (truncation == null || penalties == null || logitBias == null) {
+            throw new IllegalArgumentException("truncation, penalties and logitBias are required (use NONE)");
+        }
+    }
+
+    /** Greedy decoding with nothing else switched on. */
+    public static SamplingParams greedy() {
+        return new SamplingParams(0f, Truncation.NONE, RepetitionPenalties.NONE, LogitBias.NONE, 0L);
+    }
+
+    /** llama.cpp's defaults: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, no penalties. */
+    public static SamplingParams defaults(long seed) {
+        return new SamplingParams(0.8f, new Truncation(40, 0.95f, 0.05f), RepetitionPenalties.NONE,
+                LogitBias.NONE, seed);
+    }
+
+    public boolean isGreedy() {
+        return temperature == 0f;
+    }
+}

@@ -1,0 +1,48 @@
+package ml.juno.coordinator.scheduler;
+
+import ml.juno.coordinator.sampling.SamplingParams;
+import ml.juno.coordinator.sampling.StopCondition;
+
+/**
+ * One sequence to generate.
+ *
+ * @param promptTokens the prompt, already tokenized; not empty
+ * @param sampling     sampler settings
+ * @param stop         when to stop (token-level parts: stop ids, min/max tokens; stop strings are matched
+ *                     on text by the caller)
+ * @param priority     lower runs first (as vLLM); equal priorities run in arrival order
+ * @param logprobs     -1: none; otherwise the chosen token's log-probability plus this many alternatives (0..20)
+ */
+public record GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority,
+                                int logprobs) {
+    public GenerationRequest {
+        if (promptTokens == null || promptTokens.length == 0) {
+            throw new IllegalArgumentException("prompt must have at least one token");
+        }
+        if (sampling == null || stop == null) {
+            throw new IllegalArgumentException("sampling and stop are required");
+        }
+        if (logprobs < -1 || logprobs > ml.juno.coordinator.sampling.Sampler.MAX_TOP_LOGPROBS) {
+            throw new IllegalArgumentException("logprobs must be -1 (off) or in [0, 20], got " + logprobs);
+        }
+        promptTokens = promptTokens.clone();
+    }
+
+    /** Default priority 0, no log-probabilities. */
+    public static GenerationRequest of(int[] promptTokens, SamplingParams sampling, StopCondition stop) {
+        return new GenerationRequest(promptTokens, sampling, stop, 0, -1);
+    }
+
+    @Override
+    public int[] promptTokens() {
+        return promptTokens.clone();
+    }
+
+    int promptLength() {
+        return promptTokens.length;
+    }
+
+    int promptToken(int i) {
+        return promptTokens[i];
+    }
+}

@@ -1,0 +1,27 @@
+package ml.juno.coordinator.scheduler;
+
+/**
+ * One sequence's part of a step.
+ *
+ * @param sequenceId the sequence
+ * @param slot       the sequence's batch slot in [0, maxRunning), stable while it runs (for engines that keep
+ *                   per-sequence state in fixed slots)
+ * @param chunk      tokens and positions to compute, and whether logits are wanted
+ * @param kv         block table and slot mapping
+ */
+public record ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv) {
+    public ScheduledRow {
+        if (kv.slotMapping().length != chunk.size()) {
+            throw new IllegalArgumentException("slot mapping has " + kv.slotMapping().length + " entries for "
+                    + chunk.size() + " tokens");
+        }
+    }
+
+    public boolean needsLogits() {
+        return chunk.needsLogits();
+    }
+
+    public int tokenCount() {
+        return chunk.size();
+    }
+}

@@ -1,0 +1,374 @@
+package ml.juno.coordinator.scheduler;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import ml.juno.coordinator.kvcache.BlockTable;
+import ml.juno.coordinator.kvcache.KvCacheManager;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.Sampler;
+import ml.juno.coordinator.sampling.SamplerState;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+
+/**
+ * Continuous-batching scheduler (vLLM's idea, in plain Java).
+ *
+ * <p>{@link #schedule()} builds one step under the token budget: first one decode row per running
+ * sequence that has finished its prompt (so running streams never stall), then prefill chunks of
+ * running sequences, then newly admitted waiting sequences (by priority, then arrival), each taking
+ * what budget is left; a long prompt is split over several steps. When a decode row needs a block and
+ * none is left, the worst running sequence (priority, then arrival) is preempted: its blocks are freed
+ * and it goes back to waiting, to be recomputed later (mostly from the prefix cache).
+ *
+ * <p>{@link #update} takes the engine's logits, samples, checks stop tokens and lengths, releases
+ * finished sequences' blocks and reports tokens and finishes. Stop strings are text-level and handled
+ * by the caller through {@link #finish}.
+ *
+ * <p>Not thread-safe: one thread (the generation loop) or external locking.
+ */
+public final class Scheduler {
+    private static final Comparator<Sequence> ORDER =
+            Comparator.comparingInt(Sequence::priority).thenComparingLong(s -> s.arrival);
+
+    private final SchedulerConfig config;
+    private final KvCacheManager kv;
+    private final Sampler sampler;
+    private final int vocab;
+    private final PriorityQueue<Sequence> waiting = new PriorityQueue<>(ORDER);
+    private final List<Sequence> running = new ArrayList<>(); // sorted by ORDER
+    private final Map<Long, Sequence> byId = new HashMap<>();
+    private final List<FinishedSequence> pendingFinished = new ArrayList<>();
+    private final int[] freeSlots;
+    private int freeSlotCount;
+    private long nextId = 1;
+    private long arrivals;
+    private long step;
+    private long preemptions;
+
+    public Scheduler(SchedulerConfig config, KvCacheManager kv, Sampler sampler) {
+        long capacity = (long) kv.blockSize() * kv.numBlocks();
+        if (config.maxSequenceLength() > capacity) {
+            throw new IllegalArgumentException("maxSequenceLength " + config.maxSequenceLength()
+                    + " exceeds the KV pool of " + capacity + " tokens");
+        }
+        this.config = config;
+        this.kv = kv;
+        this.sampler = sampler;
+        this.vocab = sampler.vocabSize();
+        this.freeSlots = new int[config.maxRunning()];
+        for (int i = 0; i < freeSlots.length; i++) {
+            freeSlots[i] = freeSlots.length - 1 - i;
+        }
+        this.freeSlotCount = freeSlots.length;
+    }
+
+    /**
+     * Queues a request.
+     *
+     * @throws IllegalArgumentException if the request can never run (too long, tokens outside the vocabulary)
+     */
+    public SubmitResult submit(GenerationRequest request) {
+        int promptLength = request.promptLength();
+        int maxTokens = request.stop().maxTokens();
+        if ((long) promptLength + maxTokens > config.maxSequenceLength()) {
+            throw new IllegalArgumentException("prompt of " + promptLength + " tokens plus max tokens " + maxTokens
+                    + " exceeds the context length " + config.maxSequenceLength());
+        }
+        for (int i = 0; i < promptLength; i++) {
+            int t = request.promptToken(i);
+            if (t < 0 || t >= vocab) {
+                throw new IllegalArgumentException("prompt token " + t + " at " + i + " outside the vocabulary of " + vocab);
+            }
+        }
+        for (int id : request.stop().stopTokenIds()) {
+            if (id >= vocab) {
+                throw new IllegalArgumentException("stop token " + id + " outside the vocabulary of " + vocab);
+            }
+        }
+        if (waiting.size() >= config.maxWaiting()) {
+            return new SubmitResult.Rejected(config.retryAfter(),
+                    "queue full: " + waiting.size() + " requests waiting");
+        }
+        SamplerState state = new SamplerState(request.sampling(), vocab);
+        Sequence seq = new Sequence(nextId++, arrivals++, request, state);
+        state.accept(seq.tokens(), 0, seq.length);
+        waiting.add(seq);
+        byId.put(seq.id, seq);
+        return new SubmitResult.Accepted(seq.id);
+    }
+
+    /**
+     * Cancels a sequence at any point. A waiting one leaves at once; a running one is released at the
+     * next {@link #schedule()}. Its finish ({@code cancelled}) is reported by the next {@link #update}.
+     *
+     * @return false when the id is unknown or already finished
+     */
+    public boolean cancel(long sequenceId) {
+        Sequence seq = byId.get(sequenceId);
+        if (seq == null || seq.state == Sequence.State.FINISHED || seq.cancelled) {
+            return false;
+        }
+        seq.cancelled = true;
+        if (seq.state == Sequence.State.WAITING) {
+            waiting.remove(seq);
+            pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+        }
+        return true;
+    }
+
+    /**
+     * Ends a sequence now (a stop string matched, say) and releases its blocks.
+     *
+     * @return the finish record, for the caller to report
+     * @throws IllegalArgumentException if the id is unknown or already finished
+     */
+    public FinishedSequence finish(long sequenceId, FinishReason reason) {
+        Sequence seq = byId.get(sequenceId);
+        if (seq == null || seq.state == Sequence.State.FINISHED) {
+            throw new IllegalArgumentException("no live sequence " + sequenceId);
+        }
+        if (seq.state == Sequence.State.WAITING) {
+            waiting.remove(seq);
+        }
+        return release(seq, reason, "");
+    }
+
+    /** Builds the next step. May be empty (nothing to run, or everything waits for blocks). */
+    public StepPlan schedule() {
+        step++;
+        for (int i = running.size() - 1; i >= 0; i--) {
+            Sequence seq = running.get(i);
+            if (seq.cancelled) {
+                pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+            }
+        }
+        List<ScheduledRow> rows = new ArrayList<>();
+        int budget = config.maxTokensPerStep();
+
+        // 1. decode rows, best first; preempt from the worst end when blocks run out
+        for (int i = 0; i < running.size() && budget > 0; i++) {
+            Sequence seq = running.get(i);
+            if (!seq.isDecoding()) {
+                continue;
+            }
+            boolean ok = true;
+            while (!kv.allocateSlots(seq.blocks, seq.length)) {
+                Sequence victim = worstUnscheduled();
+                preempt(victim);
+                if (victim == seq) {
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok) {
+                break; // seq was the last candidate
+            }
+            rows.add(row(seq, 1));
+            budget--;
+        }
+
+        // 2. prefill chunks of running sequences
+        for (int i = 0; i < running.size() && budget > 0; i++) {
+            Sequence seq = running.get(i);
+            if (seq.scheduledStep == step || seq.isDecoding()) {
+                continue;
+            }
+            int chunk = Math.min(seq.length - seq.numComputed, budget);
+            int fit = (seq.blocks.blockCount() + kv.availableBlocks()) * kv.blockSize() - seq.numComputed;
+            chunk = Math.min(chunk, fit);
+            if (chunk <= 0 || !kv.allocateSlots(seq.blocks, seq.numComputed + chunk)) {
+                continue;
+            }
+            rows.add(row(seq, chunk));
+            budget -= chunk;
+        }
+
+        // 3. admit waiting sequences
+        while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
+            Sequence seq = waiting.peek();
+            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget);
+            if (cached < 0) {
+                break; // the best waiting sequence does not fit; nobody overtakes it
+            }
+            waiting.poll();
+            seq.numComputed = cached;
+            if (seq.cachedPromptTokens < 0) {
+                seq.cachedPromptTokens = Math.min(cached, seq.promptLength());
+            }
+            seq.state = Sequence.State.RUNNING;
+            seq.slot = freeSlots[--freeSlotCount];
+            insertRunning(seq);
+            int chunk = Math.min(seq.length - cached, budget);
+            rows.add(row(seq, chunk));
+            budget -= chunk;
+        }
+
+        // 4. all running sequences stuck in prefill without blocks: free the worst so the rest can move
+        if (rows.isEmpty() && !running.isEmpty()) {
+            preempt(running.get(running.size() - 1));
+        }
+        return new StepPlan(step, rows);
+    }
+
+    /**
+     * Applies the engine's answer to {@code plan}: advances computed tokens, registers full blocks in the
+     * prefix cache, samples the rows that asked for logits, and finishes sequences on a stop token or at
+     * max tokens. A {@link StepResult.Failure} finishes every sequence of the plan with {@code error}.
+     */
+    public StepOutcome update(StepPlan plan, StepResult result) {
+        List<SampledToken> tokens = new ArrayList<>();
+        List<FinishedSequence> finished = new ArrayList<>(pendingFinished);
+        pendingFinished.clear();
+        String failure = switch (result) {
+            case StepResult.Failure f -> f.message();
+            case StepResult.Logits l when l.rows() != plan.logitRowCount() ->
+                    "engine returned " + l.rows() + " logit rows for " + plan.logitRowCount() + " requested";
+            case StepResult.Logits l when l.rows() > 0 && l.vocabSize() != vocab ->
+                    "engine returned logits of width " + l.vocabSize() + ", vocabulary is " + vocab;
+            case StepResult.Logits l -> null;
+        };
+        if (failure != null) {
+            for (ScheduledRow row : plan.rows()) {
+                Sequence seq = live(row.sequenceId());
+                if (seq != null) {
+                    finished.add(release(seq, FinishReason.ERROR, failure));
+                }
+            }
+            return new StepOutcome(tokens, finished);
+        }
+        float[] logits = ((StepResult.Logits) result).values();
+        int logitRow = 0;
+        for (ScheduledRow row : plan.rows()) {
+            int offset = row.needsLogits() ? (logitRow++) * vocab : -1;
+            Sequence seq = live(row.sequenceId());
+            if (seq == null || seq.cancelled || seq.numComputed != row.chunk().startPosition()) {
+                continue; // finished, cancelled or preempted since the plan was made
+            }
+            seq.numComputed += row.tokenCount();
+            kv.commit(seq.blocks, seq.tokens(), seq.numComputed);
+            if (!row.needsLogits()) {
+                continue;
+            }
+            try {
+                sampleInto(seq, logits, offset, tokens, finished);
+            } catch (RuntimeException e) {
+                finished.add(release(seq, FinishReason.ERROR, "sampling failed: " + e.getMessage()));
+            }
+        }
+        return new StepOutcome(tokens, finished);
+    }
+
+    private void sampleInto(Sequence seq, float[] logits, int offset, List<SampledToken> tokens,
+                            List<FinishedSequence> finished) {
+        var stop = seq.request.stop();
+        if (seq.generated < stop.minTokens()) {
+            seq.sampler.suppress(seq.stopIds);
+        } else {
+            seq.sampler.clearSuppressed();
+        }
+        int token = sampler.sample(logits, offset, seq.sampler);
+        TokenLogprobs lp = seq.request.logprobs() >= 0
+                ? sampler.logprobs(logits, offset, token, seq.request.logprobs())
+                : SampledToken.NO_LOGPROBS;
+        seq.sampler.accept(token);
+        seq.append(token);
+        if (stop.isStopToken(token)) {
+            finished.add(release(seq, FinishReason.STOP, ""));
+            return;
+        }
+        tokens.add(new SampledToken(seq.id, token, lp));
+        if (seq.generated >= stop.maxTokens() || seq.length >= config.maxSequenceLength()) {
+            finished.add(release(seq, FinishReason.LENGTH, ""));
+        }
+    }
+
+    /** True while anything waits, runs or has an unreported finish. */
+    public boolean hasWork() {
+        return !waiting.isEmpty() || !running.isEmpty() || !pendingFinished.isEmpty();
+    }
+
+    public int waitingCount() {
+        return waiting.size();
+    }
+
+    public int runningCount() {
+        return running.size();
+    }
+
+    public long preemptions() {
+        return preemptions;
+    }
+
+    public KvCacheManager kvCache() {
+        return kv;
+    }
+
+    private Sequence live(long id) {
+        Sequence seq = byId.get(id);
+        return seq != null && seq.state == Sequence.State.RUNNING ? seq : null;
+    }
+
+    private ScheduledRow row(Sequence seq, int count) {
+        seq.scheduledStep = step;
+        int start = seq.numComputed;
+        int[] chunkTokens = Arrays.copyOfRange(seq.tokens(), start, start + count);
+        boolean needsLogits = start + count == seq.length;
+        int bs = kv.blockSize();
+        BlockTable table = seq.blocks;
+        int[] slots = new int[count];
+        for (int i = 0; i < count; i++) {
+            int pos = start + i;
+            slots[i] = table.block(pos / bs) * bs + pos % bs;
+        }
+        int[] blocks = Arrays.copyOf(table.toArray(), kv.blocksFor(start + count));
+        return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits),
+                new KvPlacement(bs, blocks, slots));
+    }
+
+    private Sequence worstUnscheduled() {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            Sequence s = running.get(i);
+            if (s.scheduledStep != step) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("no running sequence left to preempt");
+    }
+
+    /** Sends a running sequence back to waiting, freeing its blocks; it is recomputed later. */
+    private void preempt(Sequence seq) {
+        running.remove(seq);
+        kv.free(seq.blocks);
+        freeSlots[freeSlotCount++] = seq.slot;
+        seq.slot = -1;
+        seq.numComputed = 0;
+        seq.state = Sequence.State.WAITING;
+        waiting.add(seq);
+        preemptions++;
+    }
+
+    private void insertRunning(Sequence seq) {
+        int at = running.size();
+        while (at > 0 && ORDER.compare(running.get(at - 1), seq) > 0) {
+            at--;
+        }
+        running.add(at, seq);
+    }
+
+    /** Removes a sequence for good and frees what it holds. */
+    private FinishedSequence release(Sequence seq, FinishReason reason, String message) {
+        if (seq.state == Sequence.State.RUNNING) {
+            running.remove(seq);
+            freeSlots[freeSlotCount++] = seq.slot;
+            seq.slot = -1;
+        }
+        kv.free(seq.blocks);
+        seq.state = Sequence.State.FINISHED;
+        byId.remove(seq.id);
+        return new FinishedSequence(seq.id, reason, seq.usage(), message);
+    }
+}

@@ -1,0 +1,68 @@
+package ml.juno.coordinator.scheduler;
+
+import java.util.Arrays;
+import ml.juno.coordinator.kvcache.BlockTable;
+import ml.juno.coordinator.sampling.SamplerState;
+
+/** Scheduler-private state of one sequence. Mutable; touched only by the scheduler's thread. */
+final class Sequence {
+    enum State { WAITING, RUNNING, FINISHED }
+
+    final long id;
+    final long arrival;
+    final GenerationRequest request;
+    final int[] stopIds;          // the request's stop ids, masked while below min tokens
+    final SamplerState sampler;
+    final BlockTable blocks = new BlockTable();
+    final int[] tokens;           // [prompt + maxTokens] prompt then generated tokens
+    int length;                   // tokens known (prompt + generated)
+    int numComputed;              // tokens whose KV is written
+    int generated;
+    int cachedPromptTokens = -1;  // set at first admission
+    int slot = -1;
+    long scheduledStep = -1;
+    boolean cancelled;
+    State state = State.WAITING;
+
+    Sequence(long id, long arrival, GenerationRequest request, SamplerState sampler) {
+        this.id = id;
+        this.arrival = arrival;
+        this.request = request;
+        this.sampler = sampler;
+        this.stopIds = request.stop().stopTokenIds();
+        this.length = request.promptLength();
+        this.tokens = Arrays.copyOf(request.promptTokens(), length + request.stop().maxTokens());
+    }
+
+    int[] tokens() {
+        return tokens;
+    }
+
+    int promptLength() {
+        return request.promptLength();
+    }
+
+    int priority() {
+        return request.priority();
+    }
+
+    /** Prefill done: only the last sampled token is left to compute. */
+    boolean isDecoding() {
+        return generated > 0 && numComputed == length - 1;
+    }
+
+    void append(int token) {
+        tokens[length++] = token;
+        generated++;
+    }
+
+    Usage usage() {
+        return new Usage(promptLength(), generated, Math.max(0, cachedPromptTokens));
+    }
+
+    @Override
+    public String toString() {
+        return "Sequence[" + id + " " + state + " len=" + length + " computed=" + numComputed
+                + " gen=" + generated + " " + Arrays.toString(Arrays.copyOf(tokens, Math.min(length, 8))) + "]";
+    }
+}

@@ -1,0 +1,23 @@
+package ml.juno.coordinator.tokenizer;
+
+import java.util.Objects;
+
+/** One turn of a conversation: {@code role} is "system", "user", "assistant" or "tool". */
+public record ChatMessage(String role, String content) {
+    public ChatMessage {
+        Objects.requireNonNull(role, "role");
+        content = content == null ? "" : content;
+    }
+
+    public static ChatMessage system(String content) {
+        return new ChatMessage("system", content);
+    }
+
+    public static ChatMessage user(String content) {
+        return new ChatMessage("user", content);
+    }
+
+    public static ChatMessage assistant(String content) {
+        return new ChatMessage("assistant", content);
+    }
+}

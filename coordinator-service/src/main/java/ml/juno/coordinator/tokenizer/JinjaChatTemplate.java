@@ -1,0 +1,175 @@
+package ml.juno.coordinator.tokenizer;
+
+import com.hubspot.jinjava.Jinjava;
+import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.interpret.RenderResult;
+import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
+import java.time.LocalDate;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import jinjava.javax.el.CompositeELResolver;
+import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
+
+/**
+ * Renders a model's {@code tokenizer.chat_template} with Jinjava, set up like Hugging Face's
+ * {@code apply_chat_template}: {@code trim_blocks} and {@code lstrip_blocks} on; variables
+ * {@code messages}, {@code add_generation_prompt}, {@code bos_token}, {@code eos_token} and
+ * {@code tools} (when given); functions {@code raise_exception} and {@code strftime_now}; and Python
+ * string methods ({@link PythonStringMethods}). Output size is capped, since templates come from model
+ * files.
+ */
+public final class JinjaChatTemplate implements ChatTemplate {
+    private static final long MAX_OUTPUT = 32L << 20;
+    private static final Jinjava JINJAVA = create();
+
+    /** {@code {% for x in xs if cond %}}: Jinjava would silently ignore the condition. */
+    private static final Pattern LOOP_FILTER = Pattern.compile("\\{%-?\\s*for\\s[^%]*?\\sin\\s[^%]*?\\sif\\s[^%]*?%\\}");
+
+    private final String source;
+    private final boolean loopFilter;
+    private final String bosToken;
+    private final String eosToken;
+    private final List<String> stops;
+
+    /**
+     * @param source   the Jinja source
+     * @param bosToken text of the BOS token ("" if none)
+     * @param eosToken text of the EOS token ("" if none)
+     * @param stops    stop strings for this template
+     */
+    public JinjaChatTemplate(String source, String bosToken, String eosToken, List<String> stops) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.loopFilter = LOOP_FILTER.matcher(source).find();
+        this.bosToken = bosToken == null ? "" : bosToken;
+        this.eosToken = eosToken == null ? "" : eosToken;
+        this.stops = List.copyOf(stops);
+    }
+
+    private static Jinjava create() {
+        CompositeELResolver resolver = new CompositeELResolver();
+        resolver.add(new PythonStringMethods());
+        resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_WRITE);
+        JinjavaConfig config = JinjavaConfig.newBuilder()
+                .withTrimBlocks(true)
+                .withLstripBlocks(true)
+                .withElResolver(resolver)
+                .withMaxOutputSize(MAX_OUTPUT)
+                .withFailOnUnknownTokens(false)
+                .build();
+        Jinjava j = new Jinjava(config);
+        j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception",
+                JinjaChatTemplate.class, "raiseException", String.class));
+        j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now",
+                JinjaChatTemplate.class, "strftimeNow", String.class));
+        return j;
+    }
+
+    /** Template function {@code raise_exception(message)}. */
+    public static String raiseException(String message) {
+        throw new TemplateRaisedException(message);
+    }
+
+    /** Template function {@code strftime_now(format)} for the common {@code %d %b %Y}-style formats. */
+    public static String strftimeNow(String format) {
+        LocalDate d = LocalDate.now();
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < format.length(); i++) {
+            char c = format.charAt(i);
+            if (c != '%' || i + 1 == format.length()) {
+                sb.append(c);
+                continue;
+            }
+            char f = format.charAt(++i);
+            sb.append(switch (f) {
+                case 'd' -> String.format("%02d", d.getDayOfMonth());
+                case 'm' -> String.format("%02d", d.getMonthValue());
+                case 'Y' -> String.valueOf(d.getYear());
+                case 'y' -> String.format("%02d", d.getYear() % 100);
+                case 'b' -> d.format(DateTimeFormatter.ofPattern("MMM", Locale.ENGLISH));
+                case 'B' -> d.format(DateTimeFormatter.ofPattern("MMMM", Locale.ENGLISH));
+                case 'A' -> d.format(DateTimeFormatter.ofPattern("EEEE", Locale.ENGLISH));
+                case 'a' -> d.format(DateTimeFormatter.ofPattern("EEE", Locale.ENGLISH));
+                case '%' -> "%";
+                default -> "%" + f;
+            });
+        }
+        return sb.toString();
+    }
+
+    /** Thrown by {@code raise_exception}; carries the template's own message. */
+    static final class TemplateRaisedException extends RuntimeException {
+        TemplateRaisedException(String message) {
+            super(message);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "jinja";
+    }
+
+    @Override
+    public List<String> stopStrings() {
+        return stops;
+    }
+
+    public String source() {
+        return source;
+    }
+
+    @Override
+    public String render(ChatRequest request) {
+        if (loopFilter) {
+            throw new ChatTemplateException("chat template uses a loop filter ({% for x in xs if cond %}), "
+                    + "which the Jinja engine here does not support");
+        }
+        List<Map<String, Object>> messages = new ArrayList<>();
+        for (ChatMessage m : request.messages()) {
+            Map<String, Object> msg = new LinkedHashMap<>();
+            msg.put("role", m.role());
+            msg.put("content", m.content());
+            messages.add(msg);
+        }
+        Map<String, Object> ctx = new HashMap<>();
+        ctx.put("messages", messages);
+        ctx.put("add_generation_prompt", request.addGenerationPrompt());
+        ctx.put("bos_token", bosToken);
+        ctx.put("eos_token", eosToken);
+        if (!request.tools().isEmpty()) {
+            ctx.put("tools", request.tools());
+        }
+        RenderResult result;
+        try {
+            result = JINJAVA.renderForResult(source, ctx);
+        } catch (TemplateRaisedException e) {
+            throw new ChatTemplateException("chat template refused the conversation: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new ChatTemplateException("chat template failed: " + e.getMessage(), e);
+        }
+        for (TemplateError err : result.getErrors()) {
+            if (err.getSeverity() == TemplateError.ErrorType.FATAL) {
+                Throwable cause = err.getException();
+                while (cause != null && !(cause instanceof TemplateRaisedException)) {
+                    cause = cause.getCause();
+                }
+                if (cause != null) {
+                    throw new ChatTemplateException("chat template refused the conversation: " + cause.getMessage(), cause);
+                }
+                String msg = err.getMessage();
+                if (msg != null && msg.contains("raise_exception")) {
+                    throw new ChatTemplateException("chat template refused the conversation: " + msg);
+                }
+                throw new ChatTemplateException("chat template error at line " + err.getLineno() + ": " + msg);
+            }
+        }
+        return result.getOutput();
+    }
+}

@@ -1,0 +1,55 @@
+package ml.juno.engine.kernel;
+
+import ml.juno.engine.kv.KvCache;
+
+/**
+ * The operations a transformer forward pass needs, over a batch of rows. Activations are row-major {@code float[]}
+ * buffers ({@code [batch][width]}), weights stay in their GGUF blocks ({@link WeightMatrix}), keys and values live in
+ * a {@link KvCache}. Every operation computes each row with the same reduction order whatever else shares the batch,
+ * so a row's result never depends on its batch mates (batch invariance). Implementations are not thread-safe: one
+ * inference thread calls them; they may fan out to their own compute threads.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** Short name for logs, e.g. {@code cpu-vector-256}. */
+    String name();
+
+    /** Compute threads this backend uses. */
+    int threads();
+
+    /**
+     * {@code out[b][r] = Σ_k W[r][k]·x[b][k]} for {@code b < batch}; {@code x} is {@code [batch][w.cols()]},
+     * {@code out} is {@code [batch][w.rows()]}. The activations are first rounded the way llama.cpp rounds them for
+     * the weight's type (F16, BF16, Q8_0 or Q8_K), so the numerics match its CPU backend.
+     */
+    void matmul(WeightMatrix w, float[] x, float[] out, int batch);
+
+    /** Row {@code token} of an embedding table, dequantized into {@code out[outOffset ..]}. */
+    void embed(WeightMatrix table, int token, float[] out, int outOffset);
+
+    /** {@code out[b] = x[b] / sqrt(mean(x[b]²) + eps) * weight}; {@code out} may be {@code x}. */
+    void rmsNorm(float[] x, float[] weight, float eps, float[] out, int batch, int dim);
+
+    /**
+     * Rotary position embedding in place on {@code heads} heads of every row of {@code x} ({@code [batch][heads·headDim]}).
+     * {@code cos}/{@code sin} are {@code [batch][ropeDims/2]}; NeoX pairs {@code (i, i+ropeDims/2)}, normal pairs
+     * {@code (2i, 2i+1)}.
+     */
+    void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin);
+
+    /**
+     * Causal attention for every row: row {@code b} of {@code q} ({@code [batch][heads·headDim]}) attends to positions
+     * {@code 0..positions[b]} of its sequence slot in layer {@code layer} of the cache; the result goes to {@code out}
+     * (same shape as {@code q}). The row's own key and value must already be stored.
+     */
+    void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out);
+
+    /** {@code gate[i] = silu(gate[i]) · up[i]} for {@code i < n}. */
+    void swiglu(float[] gate, float[] up, int n);
+
+    /** {@code acc[i] += x[i]} for {@code i < n}. */
+    void add(float[] acc, float[] x, int n);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,65 @@
+package ml.juno.engine.kernel;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import ml.juno.engine.tensor.GgmlType;
+
+/**
+ * A weight matrix kept in its on-disk blocks: {@code rows} rows of {@code cols} elements (ggml ne1 × ne0), row
+ * {@code r} starting at byte {@code r * rowStride} of {@code data}. The stride may exceed the row's bytes: that is
+ * how a column slice (a tensor-parallel shard of an input dimension) is expressed without copying.
+ */
+public record WeightMatrix(String name, GgmlType type, MemorySegment data, int rows, int cols, long rowStride) {
+
+    public WeightMatrix {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(data, "data");
+        if (rows <= 0 || cols <= 0) {
+            throw new IllegalArgumentException(name + ": bad shape " + cols + "x" + rows);
+        }
+        if (cols % type.blockSize != 0) {
+            throw new IllegalArgumentException(name + ": row length " + cols + " is not a multiple of the "
+                    + type + " block size " + type.blockSize);
+        }
+        long rowBytes = type.byteSize(cols);
+        if (rowStride < rowBytes) {
+            throw new IllegalArgumentException(name + ": row stride " + rowStride + " < row bytes " + rowBytes);
+        }
+        if ((rows - 1L) * rowStride + rowBytes > data.byteSize()) {
+            throw new IllegalArgumentException(name + ": " + data.byteSize() + " bytes cannot hold " + rows + " rows of "
+                    + cols + " " + type);
+        }
+    }
+
+    /** A dense matrix: rows follow each other without gaps. */
+    public static WeightMatrix dense(String name, GgmlType type, MemorySegment data, int rows, int cols) {
+        return new WeightMatrix(name, type, data, rows, cols, type.byteSize(cols));
+    }
+
+    /** Bytes of one row's blocks. */
+    public long rowBytes() {
+        return type.byteSize(cols);
+    }
+
+    /** Total bytes a full pass over the matrix reads. */
+    public long byteSize() {
+        return rowBytes() * rows;
+    }
+
+    /** Rows {@code [start, start+count)}: a slice of output features (heads, FFN columns). */
+    public WeightMatrix rowSlice(int start, int count) {
+        Objects.checkFromIndexSize(start, count, rows);
+        return new WeightMatrix(name, type, data.asSlice(start * rowStride), count, cols, rowStride);
+    }
+
+    /** Columns {@code [start, start+count)} of every row, block aligned: a slice of input features. */
+    public WeightMatrix columnSlice(int start, int count) {
+        Objects.checkFromIndexSize(start, count, cols);
+        if (start % type.blockSize != 0 || count % type.blockSize != 0) {
+            throw new IllegalArgumentException(name + ": column slice " + start + "+" + count + " is not aligned to "
+                    + type + " blocks of " + type.blockSize);
+        }
+        return new WeightMatrix(name, type, data.asSlice(type.byteSize(start)), rows, count, rowStride);
+    }
+}

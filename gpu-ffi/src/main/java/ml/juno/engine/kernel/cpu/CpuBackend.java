@@ -1,0 +1,309 @@
+package ml.juno.engine.kernel.cpu;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+import ml.juno.engine.kernel.AttentionShape;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.RopeShape;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.kv.KvCache;
+
+/**
+ * The CPU backend: Vector API kernels on a fixed {@link ComputePool}. Matrix products decode a tile of weight rows
+ * (from their mapped blocks) into a per-thread L1/L2 buffer once per step and multiply it with every activation row of
+ * the batch, so each weight byte is read from memory once per step whatever the batch size. Each output element is one
+ * dot product in a fixed order, so results do not depend on the batch or on the thread count.
+ */
+public final class CpuBackend implements Backend {
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    /** Weight rows decoded together; a parallel chunk is a whole number of tiles. */
+    static final int TILE = 4;
+    private static final int ROWS_PER_CHUNK = 16;
+    /** Multiply-adds below which a job is not worth fanning out. */
+    private static final long PARALLEL_WORK = 1 << 16;
+
+    private final ComputePool pool;
+    private final MatmulJob matmul;
+    private final AttentionJob attention;
+    private float[] rounded = new float[0];
+
+    /** A backend with {@code threads} compute threads (the calling thread included). */
+    public CpuBackend(int threads) {
+        this.pool = new ComputePool(threads);
+        this.matmul = new MatmulJob(pool.threads());
+        this.attention = new AttentionJob(pool.threads());
+    }
+
+    @Override
+    public String name() {
+        return "cpu-vector-" + F.vectorBitSize();
+    }
+
+    @Override
+    public int threads() {
+        return pool.threads();
+    }
+
+    @Override
+    public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        int n = batch * w.cols();
+        if (rounded.length < n) {
+            rounded = new float[n];
+        }
+        ActivationRounding.round(ActivationRounding.kindFor(w.type()), x, rounded, 0, n);
+        matmul.set(w, rounded, out, batch);
+        run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, matmul, (long) w.rows() * w.cols() * batch);
+        matmul.clear();
+    }
+
+    /** Small jobs run on the calling thread: waking the team costs more than it saves. */
+    private void run(int chunks, ComputePool.Body body, long work) {
+        if (work < PARALLEL_WORK) {
+            for (int c = 0; c < chunks; c++) {
+                body.run(c, 0);
+            }
+        } else {
+            pool.parallelFor(chunks, body);
+        }
+    }
+
+    @Override
+    public void embed(WeightMatrix table, int token, float[] out, int outOffset) {
+        VectorDecode.decode(table.type(), table.data(), token * table.rowStride(), out, outOffset, table.cols());
+    }
+
+    @Override
+    public void rmsNorm(float[] x, float[] weight, float eps, float[] out, int batch, int dim) {
+        for (int b = 0; b < batch; b++) {
+            int o = b * dim;
+            double sum = 0;
+            for (int i = 0; i < dim; i++) {
+                sum += x[o + i] * x[o + i];
+            }
+            float mean = (float) (sum / dim);
+            float scale = 1f / (float) Math.sqrt(mean + eps);
+            int i = 0;
+            for (int bound = F.loopBound(dim); i < bound; i += F.length()) {
+                FloatVector.fromArray(F, x, o + i).mul(scale).mul(FloatVector.fromArray(F, weight, i)).intoArray(out, o + i);
+            }
+            for (; i < dim; i++) {
+                out[o + i] = (x[o + i] * scale) * weight[i];
+            }
+        }
+    }
+
+    @Override
+    public void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
+        ScalarKernels.rope(x, shape, batch, cos, sin);
+    }
+
+    @Override
+    public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
+        attention.set(cache, layer, shape, rows, q, out);
+        long work = 0;
+        for (int b = 0; b < rows.size(); b++) {
+            work += (rows.position(b) + 1L) * shape.qDim();
+        }
+        run(rows.size() * shape.heads(), attention, 2 * work);
+        attention.clear();
+    }
+
+    @Override
+    public void swiglu(float[] gate, float[] up, int n) {
+        int i = 0;
+        for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+            FloatVector g = FloatVector.fromArray(F, gate, i);
+            FloatVector silu = g.div(Lanes.exp(g.neg()).add(1f));
+            silu.mul(FloatVector.fromArray(F, up, i)).intoArray(gate, i);
+        }
+        for (; i < n; i++) {
+            float g = gate[i];
+            gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
+        }
+    }
+
+    @Override
+    public void add(float[] acc, float[] x, int n) {
+        int i = 0;
+        for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+            FloatVector.fromArray(F, acc, i).add(FloatVector.fromArray(F, x, i)).intoArray(acc, i);
+        }
+        for (; i < n; i++) {
+            acc[i] += x[i];
+        }
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+
+    /** Vector dot product of {@code n} floats; one accumulator, lanes reduced at the end. */
+    static float dot(float[] a, int ao, float[] b, int bo, int n) {
+        FloatVector acc = FloatVector.zero(F);
+        int i = 0;
+        for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+            acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
+        }
+        float s = Lanes.sum(acc);
+        for (; i < n; i++) {
+            s += a[ao + i] * b[bo + i];
+        }
+        return s;
+    }
+
+    /** The matrix product as a reusable parallel job: chunk = {@value #ROWS_PER_CHUNK} weight rows. */
+    private static final class MatmulJob implements ComputePool.Body {
+        private final float[][] tiles;
+        private WeightMatrix w;
+        private float[] x;
+        private float[] out;
+        private int batch;
+
+        MatmulJob(int threads) {
+            tiles = new float[threads][];
+        }
+
+        void set(WeightMatrix w, float[] x, float[] out, int batch) {
+            this.w = w;
+            this.x = x;
+            this.out = out;
+            this.batch = batch;
+        }
+
+        void clear() {
+            w = null;
+            x = null;
+            out = null;
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            int cols = w.cols();
+            int rows = w.rows();
+            float[] tile = tiles[worker];
+            if (tile == null || tile.length < TILE * cols) {
+                tile = new float[TILE * cols];
+                tiles[worker] = tile;
+            }
+            int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
+            for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
+                int tileRows = Math.min(TILE, end - r0);
+                if (batch < TILE || tileRows < TILE) {
+                    for (int r = r0; r < r0 + tileRows; r++) {
+                        VectorDecode.decode(w.type(), w.data(), r * w.rowStride(), tile, 0, cols);
+                        for (int b = 0; b < batch; b++) {
+                            out[b * rows + r] = dot(tile, 0, x, b * cols, cols);
+                        }
+                    }
+                } else {
+                    for (int t = 0; t < TILE; t++) {
+                        VectorDecode.decode(w.type(), w.data(), (r0 + t) * w.rowStride(), tile, t * cols, cols);
+                    }
+                    for (int b = 0; b < batch; b++) {
+                        dot4(tile, cols, x, b * cols, out, b * rows + r0);
+                    }
+                }
+            }
+        }
+
+        /** Four dot products sharing each activation load; each one identical to {@link #dot}. */
+        private static void dot4(float[] w, int n, float[] x, int xo, float[] out, int oo) {
+            FloatVector a0 = FloatVector.zero(F);
+            FloatVector a1 = FloatVector.zero(F);
+            FloatVector a2 = FloatVector.zero(F);
+            FloatVector a3 = FloatVector.zero(F);
+            int i = 0;
+            for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+                FloatVector xv = FloatVector.fromArray(F, x, xo + i);
+                a0 = FloatVector.fromArray(F, w, i).fma(xv, a0);
+                a1 = FloatVector.fromArray(F, w, n + i).fma(xv, a1);
+                a2 = FloatVector.fromArray(F, w, 2 * n + i).fma(xv, a2);
+                a3 = FloatVector.fromArray(F, w, 3 * n + i).fma(xv, a3);
+            }
+            float s0 = Lanes.sum(a0);
+            float s1 = Lanes.sum(a1);
+            float s2 = Lanes.sum(a2);
+            float s3 = Lanes.sum(a3);
+            for (; i < n; i++) {
+                s0 += w[i] * x[xo + i];
+                s1 += w[n + i] * x[xo + i];
+                s2 += w[2 * n + i] * x[xo + i];
+                s3 += w[3 * n + i] * x[xo + i];
+            }
+            out[oo] = s0;
+            out[oo + 1] = s1;
+            out[oo + 2] = s2;
+            out[oo + 3] = s3;
+        }
+    }
+
+    /** Attention as a reusable parallel job: chunk = one (row, head) pair. */
+    private static final class AttentionJob implements ComputePool.Body {
+        private final float[][] scores;
+        private KvCache cache;
+        private int layer;
+        private AttentionShape shape;
+        private BatchRows rows;
+        private float[] q;
+        private float[] out;
+
+        AttentionJob(int threads) {
+            scores = new float[threads][];
+        }
+
+        void set(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
+            this.cache = cache;
+            this.layer = layer;
+            this.shape = shape;
+            this.rows = rows;
+            this.q = q;
+            this.out = out;
+        }
+
+        void clear() {
+            cache = null;
+            rows = null;
+            q = null;
+            out = null;
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            int heads = shape.heads();
+            int b = chunk / heads;
+            int h = chunk % heads;
+            int hd = shape.headDim();
+            int slot = rows.slot(b);
+            int pos = rows.position(b);
+            float[] s = scores[worker];
+            if (s == null || s.length < pos + 1) {
+                s = new float[cache.layout().contextLength()];
+                scores[worker] = s;
+            }
+            int qOff = b * shape.qDim() + h * hd;
+            int kvOff = (h / (heads / shape.kvHeads())) * hd;
+            float max = Float.NEGATIVE_INFINITY;
+            for (int t = 0; t <= pos; t++) {
+                float v = cache.dotKey(layer, slot, t, kvOff, q, qOff, hd) * shape.scale();
+                s[t] = v;
+                max = Math.max(max, v);
+            }
+            double sum = 0;
+            for (int t = 0; t <= pos; t++) {
+                float e = (float) Math.exp(s[t] - max);
+                s[t] = e;
+                sum += e;
+            }
+            float inv = (float) (1.0 / sum);
+            for (int i = 0; i < hd; i++) {
+                out[qOff + i] = 0f;
+            }
+            for (int t = 0; t <= pos; t++) {
+                cache.addValue(layer, slot, t, kvOff, s[t] * inv, out, qOff, hd);
+            }
+        }
+    }
+}

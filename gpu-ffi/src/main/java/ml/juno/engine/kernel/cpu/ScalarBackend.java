@@ -1,0 +1,72 @@
+package ml.juno.engine.kernel.cpu;
+
+import ml.juno.engine.kernel.AttentionShape;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.RopeShape;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.kv.KvCache;
+
+/** A single-threaded backend made of the scalar reference kernels: the yardstick for whole forward passes. */
+public final class ScalarBackend implements Backend {
+    private float[] rowBuf = new float[0];
+    private float[] xr = new float[0];
+    private float[] scores = new float[0];
+
+    @Override
+    public String name() {
+        return "cpu-scalar";
+    }
+
+    @Override
+    public int threads() {
+        return 1;
+    }
+
+    @Override
+    public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (rowBuf.length < w.cols()) {
+            rowBuf = new float[w.cols()];
+        }
+        if (xr.length < batch * w.cols()) {
+            xr = new float[batch * w.cols()];
+        }
+        ScalarKernels.matmul(w, x, out, batch, rowBuf, xr);
+    }
+
+    @Override
+    public void embed(WeightMatrix table, int token, float[] out, int outOffset) {
+        ScalarKernels.embed(table, token, out, outOffset);
+    }
+
+    @Override
+    public void rmsNorm(float[] x, float[] weight, float eps, float[] out, int batch, int dim) {
+        ScalarKernels.rmsNorm(x, weight, eps, out, batch, dim);
+    }
+
+    @Override
+    public void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
+        ScalarKernels.rope(x, shape, batch, cos, sin);
+    }
+
+    @Override
+    public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
+        if (scores.length < cache.layout().contextLength()) {
+            scores = new float[cache.layout().contextLength()];
+        }
+        ScalarKernels.attention(cache, layer, shape, rows, q, out, scores);
+    }
+
+    @Override
+    public void swiglu(float[] gate, float[] up, int n) {
+        ScalarKernels.swiglu(gate, up, n);
+    }
+
+    @Override
+    public void add(float[] acc, float[] x, int n) {
+        ScalarKernels.add(acc, x, n);
+    }
+
+    @Override
+    public void close() {}
+}

@@ -1,0 +1,128 @@
+package ml.juno.engine.kernel.cpu;
+
+import ml.juno.engine.kernel.AttentionShape;
+import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.RopeShape;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.kv.KvCache;
+
+/**
+ * Scalar reference kernels: the plainest correct loop for every operation of {@link ml.juno.engine.kernel.Backend},
+ * in the order llama.cpp's reference paths use. The vector kernels are tested against these.
+ */
+public final class ScalarKernels {
+
+    private ScalarKernels() {}
+
+    /** See {@link ml.juno.engine.kernel.Backend#matmul}. {@code rowBuf} ≥ cols, {@code xr} ≥ batch·cols. */
+    public static void matmul(WeightMatrix w, float[] x, float[] out, int batch, float[] rowBuf, float[] xr) {
+        int cols = w.cols();
+        ActivationRounding.Kind kind = ActivationRounding.kindFor(w.type());
+        ActivationRounding.round(kind, x, xr, 0, batch * cols);
+        for (int r = 0; r < w.rows(); r++) {
+            ScalarDecode.decode(w.type(), w.data(), r * w.rowStride(), rowBuf, 0, cols);
+            for (int b = 0; b < batch; b++) {
+                float s = 0f;
+                int xo = b * cols;
+                for (int k = 0; k < cols; k++) {
+                    s += rowBuf[k] * xr[xo + k];
+                }
+                out[b * w.rows() + r] = s;
+            }
+        }
+    }
+
+    public static void embed(WeightMatrix table, int token, float[] out, int outOffset) {
+        ScalarDecode.decode(table.type(), table.data(), token * table.rowStride(), out, outOffset, table.cols());
+    }
+
+    // ggml rms_norm: mean of squares in double, scale = 1/sqrtf(mean+eps), y = (x·scale)·w
+    public static void rmsNorm(float[] x, float[] weight, float eps, float[] out, int batch, int dim) {
+        for (int b = 0; b < batch; b++) {
+            int o = b * dim;
+            double sum = 0;
+            for (int i = 0; i < dim; i++) {
+                sum += x[o + i] * x[o + i];
+            }
+            float mean = (float) (sum / dim);
+            float scale = 1f / (float) Math.sqrt(mean + eps);
+            for (int i = 0; i < dim; i++) {
+                out[o + i] = (x[o + i] * scale) * weight[i];
+            }
+        }
+    }
+
+    public static void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
+        int half = shape.ropeDims() / 2;
+        int width = shape.heads() * shape.headDim();
+        for (int b = 0; b < batch; b++) {
+            for (int h = 0; h < shape.heads(); h++) {
+                int base = b * width + h * shape.headDim();
+                for (int i = 0; i < half; i++) {
+                    int i0 = shape.neox() ? base + i : base + 2 * i;
+                    int i1 = shape.neox() ? base + i + half : base + 2 * i + 1;
+                    float c = cos[b * half + i];
+                    float s = sin[b * half + i];
+                    float x0 = x[i0];
+                    float x1 = x[i1];
+                    x[i0] = x0 * c - x1 * s;
+                    x[i1] = x0 * s + x1 * c;
+                }
+            }
+        }
+    }
+
+    public static void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out,
+                                 float[] scores) {
+        for (int b = 0; b < rows.size(); b++) {
+            for (int h = 0; h < shape.heads(); h++) {
+                attendHead(cache, layer, shape, rows.slot(b), rows.position(b), q, out, b * shape.qDim() + h * shape.headDim(),
+                        (h / (shape.heads() / shape.kvHeads())) * shape.headDim(), scores);
+            }
+        }
+    }
+
+    private static void attendHead(KvCache cache, int layer, AttentionShape shape, int slot, int pos, float[] q, float[] out,
+                                   int qOff, int kvOff, float[] scores) {
+        int hd = shape.headDim();
+        float max = Float.NEGATIVE_INFINITY;
+        for (int t = 0; t <= pos; t++) {
+            float s = 0f;
+            for (int i = 0; i < hd; i++) {
+                s += q[qOff + i] * cache.keyAt(layer, slot, t, kvOff + i);
+            }
+            s *= shape.scale();
+            scores[t] = s;
+            max = Math.max(max, s);
+        }
+        double sum = 0;
+        for (int t = 0; t <= pos; t++) {
+            float e = (float) Math.exp(scores[t] - max);
+            scores[t] = e;
+            sum += e;
+        }
+        float inv = (float) (1.0 / sum);
+        for (int i = 0; i < hd; i++) {
+            out[qOff + i] = 0f;
+        }
+        for (int t = 0; t <= pos; t++) {
+            float p = scores[t] * inv;
+            for (int i = 0; i < hd; i++) {
+                out[qOff + i] += p * cache.valueAt(layer, slot, t, kvOff + i);
+            }
+        }
+    }
+
+    public static void swiglu(float[] gate, float[] up, int n) {
+        for (int i = 0; i < n; i++) {
+            float g = gate[i];
+            gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
+        }
+    }
+
+    public static void add(float[] acc, float[] x, int n) {
+        for (int i = 0; i < n; i++) {
+            acc[i] += x[i];
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package ml.juno.engine.model;
+
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kv.KvCache;
+import ml.juno.engine.model.block.ForwardState;
+
+/**
+ * A loaded architecture (or a shard of one): runs the layers it holds over a batch of rows. Built by an
+ * {@link Architecture}; driven by {@link InferenceSession}.
+ */
+public interface DecoderModel {
+
+    ModelConfig config();
+
+    ShardSpec shard();
+
+    /** Per-row buffer widths this model needs. */
+    ForwardState.BufferSizes bufferSizes();
+
+    /** KV values per position per layer held here (KV heads of this shard × head dim). */
+    int kvDim();
+
+    /** Weight bytes one decode step reads. */
+    long weightBytes();
+
+    /**
+     * Runs the first {@code batch} rows of {@code s}: embeds {@code s.tokens} (first shard) or takes {@code s.x}
+     * as input, runs this shard's layers, and leaves the hidden states in {@code s.x}.
+     */
+    void forwardLayers(Backend backend, ForwardState s, int batch, KvCache cache);
+
+    /**
+     * Final norm and output projection for {@code count} rows whose hidden states are packed in {@code hidden}
+     * ({@code [count][embedding]}, overwritten), logits into {@code logits} ({@code [count][vocab]}). Last shard only.
+     */
+    void head(Backend backend, float[] hidden, int count, float[] logits);
+}

@@ -1,0 +1,162 @@
+package ml.juno.engine.model;
+
+import java.util.ArrayList;
+import java.util.List;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kv.KvCache;
+import ml.juno.engine.kv.KvLayout;
+import ml.juno.engine.model.block.ForwardState;
+
+/**
+ * Runs forward steps of one {@link Model}: owns the KV cache ({@code maxSequences} slots × context) and the
+ * preallocated buffers. {@link #forward} takes a batch of rows and returns logits for the rows that asked; prompts go
+ * through in chunks of up to {@code maxBatch} rows, never token by token. Not thread-safe: one inference thread.
+ */
+public final class InferenceSession implements AutoCloseable {
+    private final Model model;
+    private final DecoderModel decoder;
+    private final Backend backend;
+    private final KvCache cache;
+    private final ForwardState state;
+    private final Logits logits;
+    private final float[] hidden;
+    private final int dim;
+    private final int vocab;
+    private final int slots;
+    private final int context;
+    private ForwardBatch scratchBatch;
+
+    InferenceSession(Model model) {
+        this.model = model;
+        this.decoder = model.decoder();
+        this.backend = model.backend();
+        ModelConfig c = model.config();
+        EngineOptions o = model.options();
+        this.dim = c.dims().embedding();
+        this.vocab = c.dims().vocab();
+        this.slots = o.maxSequences();
+        this.context = model.contextLength();
+        this.cache = new KvCache(new KvLayout(decoder.shard().layerCount(), slots, context, decoder.kvDim(), o.kvType()));
+        this.state = new ForwardState(o.maxBatch(), decoder.bufferSizes());
+        this.logits = new Logits(vocab, o.maxBatch());
+        this.hidden = new float[o.maxBatch() * dim];
+    }
+
+    public int contextLength() {
+        return context;
+    }
+
+    public int maxBatch() {
+        return state.capacity;
+    }
+
+    public int slots() {
+        return slots;
+    }
+
+    public Model model() {
+        return model;
+    }
+
+    /**
+     * Hidden states {@code [row][embedding]}: the input of a non-first pipeline shard (write before {@link #forward}),
+     * the output of a non-last one (read after).
+     */
+    public float[] hiddenStates() {
+        return state.x;
+    }
+
+    /**
+     * One forward step over every row of {@code batch}. Rows are checked first (slot, position within the context,
+     * token within the vocabulary, batch size); nothing is computed when one is wrong. Returns the logits of the rows
+     * that asked for them, or {@code null} on a shard without the output head.
+     */
+    public Logits forward(ForwardBatch batch) {
+        int n = batch.size();
+        if (n == 0) {
+            throw new IllegalArgumentException("empty forward batch");
+        }
+        if (n > state.capacity) {
+            throw new IllegalArgumentException("batch of " + n + " rows exceeds the session's maximum of " + state.capacity);
+        }
+        boolean embeds = decoder.shard().embeds();
+        for (int i = 0; i < n; i++) {
+            int slot = batch.slot(i);
+            int pos = batch.position(i);
+            if (slot < 0 || slot >= slots) {
+                throw new IllegalArgumentException("row " + i + ": sequence slot " + slot + " is outside 0.." + (slots - 1));
+            }
+            if (pos < 0 || pos >= context) {
+                throw new IllegalArgumentException("row " + i + ": position " + pos + " is outside the context of " + context + " tokens");
+            }
+            if (embeds && (batch.token(i) < 0 || batch.token(i) >= vocab)) {
+                throw new IllegalArgumentException("row " + i + ": token " + batch.token(i) + " is outside the vocabulary of " + vocab);
+            }
+        }
+        state.rows.clear();
+        for (int i = 0; i < n; i++) {
+            state.rows.add(batch.slot(i), batch.position(i));
+            state.tokens[i] = batch.token(i);
+        }
+        decoder.forwardLayers(backend, state, n, cache);
+        if (!decoder.shard().isLast(model.config().dims().layers())) {
+            return null;
+        }
+        int count = 0;
+        for (int i = 0; i < n; i++) {
+            if (batch.wantsLogits(i)) {
+                System.arraycopy(state.x, i * dim, hidden, count * dim, dim);
+                logits.setBatchRow(count, i);
+                count++;
+            }
+        }
+        float[] out = logits.reserve(count);
+        if (count > 0) {
+            decoder.head(backend, hidden, count, out);
+        }
+        return logits;
+    }
+
+    /**
+     * Greedy generation in slot 0 from position 0: the prompt goes through in batched chunks, then {@code maxTokens}
+     * tokens are chosen by argmax (EOS does not stop it). Step {@code k}'s top-{@code topK} logits are those of the
+     * distribution that produced token {@code k}.
+     */
+    public GenerationResult generate(int[] promptTokens, int maxTokens, int topK) {
+        if (promptTokens.length == 0) {
+            throw new IllegalArgumentException("empty prompt");
+        }
+        if (promptTokens.length + maxTokens - 1 > context) {
+            throw new IllegalArgumentException("prompt of " + promptTokens.length + " tokens plus " + maxTokens
+                    + " new tokens does not fit the context of " + context + " tokens");
+        }
+        if (scratchBatch == null) {
+            scratchBatch = new ForwardBatch(state.capacity);
+        }
+        ForwardBatch b = scratchBatch;
+        Logits l = null;
+        for (int start = 0; start < promptTokens.length; start += state.capacity) {
+            int end = Math.min(promptTokens.length, start + state.capacity);
+            b.clear();
+            b.addPrompt(0, start, promptTokens, start, end, end == promptTokens.length);
+            l = forward(b);
+        }
+        int[] out = new int[maxTokens];
+        List<TopLogit[]> tops = new ArrayList<>(maxTokens);
+        for (int k = 0; k < maxTokens; k++) {
+            tops.add(l.top(0, topK));
+            out[k] = l.argmax(0);
+            if (k + 1 < maxTokens) {
+                b.clear();
+                b.add(0, promptTokens.length + k, out[k], true);
+                l = forward(b);
+            }
+        }
+        return new GenerationResult(out, tops);
+    }
+
+    @Override
+    public void close() {
+        cache.close();
+    }
+}

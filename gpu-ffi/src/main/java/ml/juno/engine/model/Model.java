@@ -1,0 +1,81 @@
+package ml.juno.engine.model;
+
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.cpu.CpuBackend;
+
+/**
+ * A model (or shard) ready to run: config, checked and memory-mapped weights, and the backend that computes. The
+ * {@link GgufFile} stays owned by the caller and must outlive the model. Sessions made by {@link #newSession()} hold
+ * the KV memory and activation buffers.
+ */
+public final class Model implements AutoCloseable {
+    private final ModelConfig config;
+    private final EngineOptions options;
+    private final DecoderModel decoder;
+    private final Backend backend;
+    private final int contextLength;
+
+    private Model(ModelConfig config, EngineOptions options, DecoderModel decoder, Backend backend) {
+        this.config = config;
+        this.options = options;
+        this.decoder = decoder;
+        this.backend = backend;
+        this.contextLength = options.contextLength() > 0 ? options.contextLength()
+                : Math.min(config.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
+    }
+
+    /** The whole model on a CPU backend with {@code options.threads()} threads. */
+    public static Model load(GgufFile file, EngineOptions options) {
+        String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
+        ModelConfig config = Architectures.forName(arch).config(file);
+        return load(file, options, ShardSpec.whole(config.dims().layers()), null);
+    }
+
+    /**
+     * A shard of the model on {@code backend} ({@code null}: a new CPU backend, closed with the model). Every tensor of
+     * the shard is checked here, before any compute.
+     */
+    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend backend) {
+        String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
+        Architecture a = Architectures.forName(arch);
+        ModelConfig config = a.config(file);
+        DecoderModel decoder = a.load(file, config, shard);
+        return new Model(config, options, decoder, backend != null ? backend : new CpuBackend(options.threads()));
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public EngineOptions options() {
+        return options;
+    }
+
+    public DecoderModel decoder() {
+        return decoder;
+    }
+
+    public Backend backend() {
+        return backend;
+    }
+
+    /** Positions per sequence the sessions' KV caches hold. */
+    public int contextLength() {
+        return contextLength;
+    }
+
+    /** Weight bytes one decode step reads (for GB/s figures). */
+    public long weightBytes() {
+        return decoder.weightBytes();
+    }
+
+    public InferenceSession newSession() {
+        return new InferenceSession(this);
+    }
+
+    @Override
+    public void close() {
+        backend.close();
+    }
+}

@@ -1,0 +1,53 @@
+package ml.juno.engine.model.block;
+
+import ml.juno.engine.kernel.BatchRows;
+
+/**
+ * Preallocated activation buffers for one forward step of up to {@code capacity} rows, all row-major
+ * {@code [row][width]}. Created once per session; the per-token path allocates nothing.
+ */
+public final class ForwardState {
+    public final int capacity;
+    /** Residual stream, {@code [capacity][embedding]}: input hidden states, output hidden states. */
+    public final float[] x;
+    /** Normalized input of the current block, {@code [capacity][embedding]}. */
+    public final float[] xb;
+    /** Block output before the residual add, {@code [capacity][embedding]}. */
+    public final float[] proj;
+    /** Queries and attention output, {@code [capacity][heads·headDim]} (this shard's heads). */
+    public final float[] q;
+    public final float[] att;
+    /** Keys and values of the rows, {@code [capacity][kvHeads·headDim]}. */
+    public final float[] k;
+    public final float[] v;
+    /** FFN gate and up projections, {@code [capacity][ffn]} (this shard's slice). */
+    public final float[] gate;
+    public final float[] up;
+    /** RoPE cos/sin of each row's position, {@code [capacity][ropeDims/2]}. */
+    public final float[] cos;
+    public final float[] sin;
+    /** Sequence slot and position of each row. */
+    public final BatchRows rows;
+    /** Token of each row (first shard only). */
+    public final int[] tokens;
+
+    public ForwardState(int capacity, BufferSizes sizes) {
+        this.capacity = capacity;
+        this.x = new float[capacity * sizes.embedding()];
+        this.xb = new float[capacity * sizes.embedding()];
+        this.proj = new float[capacity * sizes.embedding()];
+        this.q = new float[capacity * sizes.qDim()];
+        this.att = new float[capacity * sizes.qDim()];
+        this.k = new float[capacity * sizes.kvDim()];
+        this.v = new float[capacity * sizes.kvDim()];
+        this.gate = new float[capacity * sizes.ffn()];
+        this.up = new float[capacity * sizes.ffn()];
+        this.cos = new float[capacity * sizes.ropeHalf()];
+        this.sin = new float[capacity * sizes.ropeHalf()];
+        this.rows = new BatchRows(capacity);
+        this.tokens = new int[capacity];
+    }
+
+    /** Widths of the per-row buffers. */
+    public record BufferSizes(int embedding, int qDim, int kvDim, int ffn, int ropeHalf) {}
+}

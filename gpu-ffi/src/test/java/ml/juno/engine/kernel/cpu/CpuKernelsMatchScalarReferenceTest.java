@@ -1,0 +1,209 @@
+package ml.juno.engine.kernel.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import java.util.stream.Stream;
+import ml.juno.engine.kernel.AttentionShape;
+import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.RopeShape;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.kv.KvCache;
+import ml.juno.engine.kv.KvLayout;
+import ml.juno.engine.kv.KvType;
+import ml.juno.engine.quant.Dequantize;
+import ml.juno.engine.tensor.GgmlType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every vector kernel against its scalar reference, per block type. */
+class CpuKernelsMatchScalarReferenceTest {
+    private static final CpuBackend CPU = new CpuBackend(2);
+    private static final ScalarBackend SCALAR = new ScalarBackend();
+
+    @AfterAll
+    static void close() {
+        CPU.close();
+    }
+
+    static Stream<GgmlType> types() {
+        return Stream.of(GgmlType.values()).filter(ScalarDecode::supports);
+    }
+
+    private static float[] gaussian(int n, long seed) {
+        Random r = new Random(seed);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) r.nextGaussian();
+        }
+        return x;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("types")
+    void vectorDecode_isBitExactWithScalarDecode_andWithTheQuantPackage(GgmlType t) {
+        int rows = 3;
+        int cols = 512;
+        MemorySegment s = RandomBlocks.of(t, rows, cols, 42);
+        float[] vec = new float[rows * cols];
+        float[] ref = new float[rows * cols];
+        float[] other = new float[rows * cols];
+        VectorDecode.decode(t, s, 0, vec, 0, rows * cols);
+        ScalarDecode.decode(t, s, 0, ref, 0, rows * cols);
+        Dequantize.row(t, s, 0, other, 0, rows * cols);
+        assertArrayEquals(ref, vec, t + ": vector vs scalar decode");
+        assertArrayEquals(other, ref, t + ": scalar decode vs ml.juno.engine.quant.Dequantize");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("types")
+    void matmul_matchesScalarReference_forEveryBatchSize(GgmlType t) {
+        int rows = 37;
+        int cols = 512;
+        WeightMatrix w = WeightMatrix.dense("w", t, RandomBlocks.of(t, rows, cols, 7), rows, cols);
+        for (int batch : new int[] {1, 3, 4, 9}) {
+            float[] x = gaussian(batch * cols, batch);
+            float[] out = new float[batch * rows];
+            float[] ref = new float[batch * rows];
+            CPU.matmul(w, x, out, batch);
+            SCALAR.matmul(w, x, ref, batch);
+            float[] row = new float[cols];
+            for (int b = 0; b < batch; b++) {
+                for (int r = 0; r < rows; r++) {
+                    ScalarDecode.decode(t, w.data(), r * w.rowStride(), row, 0, cols);
+                    double scale = 0;
+                    for (int k = 0; k < cols; k++) {
+                        scale += Math.abs(row[k] * x[b * cols + k]);
+                    }
+                    float o = out[b * rows + r];
+                    float e = ref[b * rows + r];
+                    double tol = 1e-5 * scale + 1e-6;
+                    int bb = b;
+                    int rr = r;
+                    assertTrue(Math.abs(o - e) <= tol, () -> t + " batch row " + bb + " out " + rr + ": " + o + " vs " + e);
+                }
+            }
+        }
+    }
+
+    @Test
+    void matmul_ofASliceOfColumns_equalsTheFullProductOverThoseColumns() {
+        int rows = 8;
+        int cols = 512;
+        WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, rows, cols, 3), rows, cols);
+        WeightMatrix right = w.columnSlice(256, 256);
+        float[] x = gaussian(cols, 5);
+        float[] xr = java.util.Arrays.copyOfRange(x, 256, 512);
+        float[] xz = x.clone();
+        java.util.Arrays.fill(xz, 0, 256, 0f);
+        float[] a = new float[rows];
+        float[] b = new float[rows];
+        SCALAR.matmul(right, xr, a, 1);
+        float[] full = new float[rows];
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            ScalarDecode.decode(GgmlType.Q4_K, w.data(), r * w.rowStride(), row, 0, cols);
+            float[] q = new float[cols];
+            ActivationRounding.round(ActivationRounding.Kind.Q8_K, xr, q, 0, 256);
+            double s = 0;
+            for (int k = 0; k < 256; k++) {
+                s += row[256 + k] * q[k];
+            }
+            full[r] = (float) s;
+        }
+        CPU.matmul(right, xr, b, 1);
+        for (int r = 0; r < rows; r++) {
+            assertEquals(full[r], a[r], 1e-4f);
+            assertEquals(a[r], b[r], 1e-4f);
+        }
+    }
+
+    @Test
+    void rmsNorm_swiglu_add_matchScalarReference() {
+        int dim = 203;
+        int batch = 3;
+        float[] x = gaussian(batch * dim, 1);
+        float[] w = gaussian(dim, 2);
+        float[] a = new float[batch * dim];
+        float[] b = new float[batch * dim];
+        CPU.rmsNorm(x, w, 1e-5f, a, batch, dim);
+        SCALAR.rmsNorm(x, w, 1e-5f, b, batch, dim);
+        assertArrayEquals(b, a, 1e-6f);
+
+        float[] g1 = gaussian(1000, 3);
+        float[] g2 = g1.clone();
+        float[] up = gaussian(1000, 4);
+        CPU.swiglu(g1, up, 1000);
+        SCALAR.swiglu(g2, up, 1000);
+        for (int i = 0; i < 1000; i++) {
+            assertEquals(g2[i], g1[i], 1e-6f * Math.max(1f, Math.abs(g2[i])));
+        }
+
+        float[] acc1 = gaussian(77, 5);
+        float[] acc2 = acc1.clone();
+        float[] d = gaussian(77, 6);
+        CPU.add(acc1, d, 77);
+        SCALAR.add(acc2, d, 77);
+        assertArrayEquals(acc2, acc1);
+    }
+
+    @Test
+    void exp_isAccurateToAFewUlps() {
+        float[] x = new float[] {-87f, -20f, -1.5f, -0.1f, 0f, 0.3f, 1f, 5f, 20f, 80f};
+        jdk.incubator.vector.FloatVector v;
+        for (float f : x) {
+            v = jdk.incubator.vector.FloatVector.broadcast(Lanes.F, f);
+            float e = Lanes.exp(v).lane(0);
+            double ref = Math.exp(f);
+            assertEquals(ref, e, ref * 1e-6, "exp(" + f + ")");
+        }
+    }
+
+    @Test
+    void attention_matchesScalarReference_forGroupedHeadsAndSeveralSlots() {
+        AttentionShape shape = new AttentionShape(4, 2, 16, 0.25f);
+        for (KvType kvType : KvType.values()) {
+            try (KvCache cache = new KvCache(new KvLayout(1, 2, 32, shape.kvDim(), kvType))) {
+                Random r = new Random(9);
+                float[] k = new float[shape.kvDim()];
+                float[] v = new float[shape.kvDim()];
+                for (int slot = 0; slot < 2; slot++) {
+                    for (int p = 0; p < 20; p++) {
+                        for (int i = 0; i < k.length; i++) {
+                            k[i] = (float) r.nextGaussian();
+                            v[i] = (float) r.nextGaussian();
+                        }
+                        cache.store(0, slot, p, k, 0, v, 0);
+                    }
+                }
+                BatchRows rows = new BatchRows(3);
+                rows.add(0, 19);
+                rows.add(1, 5);
+                rows.add(0, 0);
+                float[] q = gaussian(3 * shape.qDim(), 11);
+                float[] a = new float[q.length];
+                float[] b = new float[q.length];
+                CPU.attention(cache, 0, shape, rows, q, a);
+                SCALAR.attention(cache, 0, shape, rows, q, b);
+                assertArrayEquals(b, a, 1e-5f, kvType.toString());
+            }
+        }
+    }
+
+    @Test
+    void rope_isTheSameOnBothBackends_andRotatesNormalAndNeoxPairs() {
+        float[] cos = {0.6f, 1f};
+        float[] sin = {0.8f, 0f};
+        float[] normal = {1f, 0f, 1f, 0f};
+        float[] neox = {1f, 1f, 0f, 0f};
+        CPU.rope(normal, new RopeShape(1, 4, 4, false), 1, cos, sin);
+        SCALAR.rope(neox, new RopeShape(1, 4, 4, true), 1, cos, sin);
+        assertArrayEquals(new float[] {0.6f, 0.8f, 1f, 0f}, normal, 1e-7f);
+        assertArrayEquals(new float[] {0.6f, 1f, 0.8f, 0f}, neox, 1e-7f);
+    }
+}
