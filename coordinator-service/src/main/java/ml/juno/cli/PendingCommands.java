@@ -38,15 +38,6 @@ final class PendingCommands {
     @Command(name = "bench", description = "Measure prompt processing and generation speed, llama-bench style (not implemented yet).")
     static final class Bench extends Pending {}
 
-    @Command(name = "gguf-info", description = "Print a GGUF file's metadata and tensor table (not implemented yet).")
-    static final class GgufInfo extends Pending {}
-
-    @Command(name = "quantize", description = "Convert F32/F16 weights to a quantized block type (not implemented yet).")
-    static final class Quantize extends Pending {}
-
-    @Command(name = "synth", description = "Write a random-weight model with a real model's shapes (not implemented yet).")
-    static final class Synth extends Pending {}
-
     @Command(name = "lora", description = "Train and play LoRA adapters (not implemented yet).")
     static final class Lora extends Pending {}
 

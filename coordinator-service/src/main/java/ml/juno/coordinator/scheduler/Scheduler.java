@@ -303,6 +303,10 @@ public final class Scheduler {
         return preemptions;
     }
 
+    public int vocabSize() {
+        return vocab;
+    }
+
     public KvCacheManager kvCache() {
         return kv;
     }

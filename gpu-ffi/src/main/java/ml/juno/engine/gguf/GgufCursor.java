@@ -13,21 +13,21 @@ import java.nio.charset.StandardCharsets;
  * A bounds-checked little-endian reader over the mapped file. Every read checks the remaining bytes first and throws
  * {@link GgufFormatException} naming the field and its offset, so a truncated or hostile file never reads past the
  * end and never makes us allocate more than the file could hold.
+ *
+ * <p>Fields are decoded from a heap window refilled from the mapping one chunk at a time: a vocabulary is 10^5 small
+ * strings, and plain array reads keep the first open fast even before the JIT has compiled anything.
  */
 final class GgufCursor {
 
-    private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final int CHUNK = 64 << 10;
 
     private final MemorySegment seg;
     private final long size;
     private long pos;
-    /** Reused for string bytes; grows to the longest string read. */
-    private byte[] scratch = new byte[256];
+    /** bytes [winStart, winStart + winLen) of the file. */
+    private byte[] win = new byte[0];
+    private long winStart;
+    private int winLen;
     private final CharsetDecoder strictUtf8 = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT);
@@ -49,50 +49,65 @@ final class GgufCursor {
         return size;
     }
 
-    private void need(long n, String field) throws GgufFormatException {
+    /** Checks that n bytes remain and makes them readable at {@code win[index()]}. */
+    private int need(long n, String field) throws GgufFormatException {
         if (n > size - pos) {
             throw new GgufFormatException(field, pos, "needs " + n + " bytes but only " + (size - pos) + " remain (file is " + size + " bytes)");
         }
+        return window((int) n);
+    }
+
+    private int window(int n) {
+        if (pos < winStart || pos + n > winStart + winLen) {
+            int len = (int) Math.min(Math.max(n, CHUNK), size - pos);
+            if (win.length < len) {
+                win = new byte[len];
+            }
+            MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, win, 0, len);
+            winStart = pos;
+            winLen = len;
+        }
+        return (int) (pos - winStart);
     }
 
     byte u8(String field) throws GgufFormatException {
-        need(1, field);
-        return seg.get(U8, pos++);
+        int i = need(1, field);
+        pos += 1;
+        return win[i];
     }
 
     short u16(String field) throws GgufFormatException {
-        need(2, field);
-        short v = seg.get(U16, pos);
+        int i = need(2, field);
         pos += 2;
-        return v;
+        return (short) ((win[i] & 0xFF) | (win[i + 1] & 0xFF) << 8);
     }
 
     int u32(String field) throws GgufFormatException {
-        need(4, field);
-        int v = seg.get(U32, pos);
+        int i = need(4, field);
         pos += 4;
-        return v;
+        return le32(i);
     }
 
     long u64(String field) throws GgufFormatException {
-        need(8, field);
-        long v = seg.get(U64, pos);
+        int i = need(8, field);
         pos += 8;
-        return v;
+        return le64(i);
     }
 
     float f32(String field) throws GgufFormatException {
-        need(4, field);
-        float v = seg.get(F32, pos);
-        pos += 4;
-        return v;
+        return Float.intBitsToFloat(u32(field));
     }
 
     double f64(String field) throws GgufFormatException {
-        need(8, field);
-        double v = seg.get(F64, pos);
-        pos += 8;
-        return v;
+        return Double.longBitsToDouble(u64(field));
+    }
+
+    private int le32(int i) {
+        return (win[i] & 0xFF) | (win[i + 1] & 0xFF) << 8 | (win[i + 2] & 0xFF) << 16 | (win[i + 3] & 0xFF) << 24;
+    }
+
+    private long le64(int i) {
+        return (le32(i) & 0xFFFF_FFFFL) | (long) le32(i + 4) << 32;
     }
 
     /**
@@ -127,7 +142,7 @@ final class GgufCursor {
         if (8 > size - pos) {
             throw new GgufFormatException(name(field, index) + ".length", pos, "needs 8 bytes but only " + (size - pos) + " remain");
         }
-        long n = seg.get(U64, pos);
+        long n = le64(window(8));
         pos += 8;
         if (n < 0 || n > remaining()) {
             throw new GgufFormatException(name(field, index) + ".length", at, "string length " + Long.toUnsignedString(n)
@@ -140,21 +155,18 @@ final class GgufCursor {
             return "";
         }
         int len = (int) n;
-        if (scratch.length < len) {
-            scratch = new byte[Math.max(len, scratch.length * 2)];
-        }
-        MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, scratch, 0, len);
+        int i = window(len);
         String s;
         if (strict) {
             try {
-                s = strictUtf8.decode(ByteBuffer.wrap(scratch, 0, len)).toString();
+                s = strictUtf8.decode(ByteBuffer.wrap(win, i, len)).toString();
             } catch (CharacterCodingException e) {
                 throw new GgufFormatException(name(field, index), at, "not valid UTF-8");
             }
         } else {
-            s = new String(scratch, 0, len, StandardCharsets.UTF_8);
+            s = new String(win, i, len, StandardCharsets.UTF_8);
         }
-        pos += n;
+        pos += len;
         return s;
     }
 
@@ -162,17 +174,13 @@ final class GgufCursor {
         return index < 0 ? field : field + "[" + index + "]";
     }
 
-    /** Copies {@code n} raw bytes (already bounds-checked by the caller through {@link #count}). */
-    void read(byte[] dst, String field) throws GgufFormatException {
-        need(dst.length, field);
-        MemorySegment.copy(seg, U8, pos, dst, 0, dst.length);
-        pos += dst.length;
-    }
-
+    /** {@code n} little-endian values of {@code layout}'s size straight from the mapping into {@code dst}. */
     void bulk(Object dst, ValueLayout layout, int n, String field) throws GgufFormatException {
         long bytes = (long) n * layout.byteSize();
-        need(bytes, field);
-        MemorySegment.copy(seg, layout, pos, dst, 0, n);
+        if (bytes > size - pos) {
+            throw new GgufFormatException(field, pos, "needs " + bytes + " bytes but only " + (size - pos) + " remain");
+        }
+        MemorySegment.copy(seg, layout.withOrder(ByteOrder.LITTLE_ENDIAN), pos, dst, 0, n);
         pos += bytes;
     }
 }

@@ -243,7 +243,7 @@ public final class GgufWriter {
             GgufTensorInfo last = planned.getLast();
             total = dataOffset + GgufParser.alignUp(last.offset() + last.byteSize(), alignment);
         }
-        Path tmp = Files.createTempFile(dir, "." + abs.getFileName() + ".", ".tmp");
+        Path tmp = createTemp(dir, abs.getFileName().toString());
         boolean done = false;
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -265,6 +265,23 @@ public final class GgufWriter {
         } finally {
             if (!done) {
                 Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    /**
+     * A new empty file next to the target. Not {@code Files.createTempFile}: that makes the file private (0600), and
+     * the renamed model would keep those permissions; this one gets the usual umask-derived ones.
+     */
+    private static Path createTemp(Path dir, String name) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            Path p = dir.resolve("." + name + "." + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            try {
+                return Files.createFile(p);
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                if (attempt > 100) {
+                    throw e;
+                }
             }
         }
     }

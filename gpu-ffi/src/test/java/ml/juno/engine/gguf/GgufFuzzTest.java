@@ -16,12 +16,12 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Seeded mutation fuzzing of the reader: mutated copies of shipped models must either open with every invariant
  * intact or be refused with a {@link GgufFormatException} — never another exception, an error, or a hang.
- * {@code -Djuno.fuzz.iterations=N} (default 4000) and {@code -Djuno.fuzz.seed=S} run more or other cases; a failure
+ * {@code -Djuno.fuzz.iterations=N} (default 2000) and {@code -Djuno.fuzz.seed=S} run more or other cases; a failure
  * prints the seed and iteration that reproduce it.
  */
 class GgufFuzzTest {
 
-    private static final int ITERATIONS = Integer.getInteger("juno.fuzz.iterations", 4000);
+    private static final int ITERATIONS = Integer.getInteger("juno.fuzz.iterations", 2000);
     private static final long SEED = Long.getLong("juno.fuzz.seed", 0x6775_6666L);
 
     /** Small models with different shapes of metadata and tensor tables. */

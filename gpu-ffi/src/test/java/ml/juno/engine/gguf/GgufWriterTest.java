@@ -158,6 +158,12 @@ class GgufWriterTest {
             assertEquals(List.of(p), s.toList(), "no temporary file left behind");
         }
         new GgufWriter().putString("k", "third").write(p);
+        if (p.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Path plain = Files.createFile(tmp.resolve("plain"));
+            assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(p),
+                    "the written model gets ordinary permissions, not a private temp file's");
+            Files.delete(plain);
+        }
         try (GgufFile f = GgufFile.open(p)) {
             assertEquals("third", f.metadata().getString("k"), "an existing file is replaced");
         }

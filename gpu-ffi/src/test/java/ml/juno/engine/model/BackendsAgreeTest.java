@@ -29,8 +29,8 @@ class BackendsAgreeTest {
             for (int i = 0; i < la.length; i++) {
                 max = Math.max(max, Math.abs(la[i] - lb[i]));
             }
-            // quantized activations can flip one rounding step between the two summation orders; 0.05 bounds that
-            double bound = file.startsWith("stories260K.gguf") ? 1e-4 : 0.05;
+            // both backends form the same exact integer block sums; only float scaling and lane order differ
+            double bound = 1e-3;
             double m = max;
             assertTrue(max <= bound, () -> file + ": max logit difference " + m);
         }

@@ -26,6 +26,8 @@ public final class CpuBackend implements Backend {
 
     private final ComputePool pool;
     private final MatmulJob matmul;
+    private final QuantMatmulJob quantMatmul;
+    private final QuantActivations quantX = new QuantActivations();
     private final AttentionJob attention;
     private float[] rounded = new float[0];
 
@@ -33,6 +35,7 @@ public final class CpuBackend implements Backend {
     public CpuBackend(int threads) {
         this.pool = new ComputePool(threads);
         this.matmul = new MatmulJob(pool.threads());
+        this.quantMatmul = new QuantMatmulJob(pool.threads());
         this.attention = new AttentionJob(pool.threads());
     }
 
@@ -48,6 +51,13 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (QuantRow.supports(w.type())) {
+            quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
+            quantMatmul.set(w, quantX, out, batch);
+            run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, quantMatmul, (long) w.rows() * w.cols() * batch);
+            quantMatmul.clear();
+            return;
+        }
         int n = batch * w.cols();
         if (rounded.length < n) {
             rounded = new float[n];
@@ -237,6 +247,53 @@ public final class CpuBackend implements Backend {
             out[oo + 1] = s1;
             out[oo + 2] = s2;
             out[oo + 3] = s3;
+        }
+    }
+
+    /**
+     * Quantized matrix product as a reusable parallel job: each weight row is decoded once into integer quants and
+     * scales ({@link QuantRow}), then dotted with every quantized activation row of the batch.
+     */
+    private static final class QuantMatmulJob implements ComputePool.Body {
+        private final QuantRow[] rowsByWorker;
+        private WeightMatrix w;
+        private QuantActivations x;
+        private float[] out;
+        private int batch;
+
+        QuantMatmulJob(int threads) {
+            rowsByWorker = new QuantRow[threads];
+        }
+
+        void set(WeightMatrix w, QuantActivations x, float[] out, int batch) {
+            this.w = w;
+            this.x = x;
+            this.out = out;
+            this.batch = batch;
+        }
+
+        void clear() {
+            w = null;
+            x = null;
+            out = null;
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            int cols = w.cols();
+            int rows = w.rows();
+            QuantRow row = rowsByWorker[worker];
+            if (row == null || row.q.length < cols) {
+                row = new QuantRow(cols);
+                rowsByWorker[worker] = row;
+            }
+            int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
+            for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
+                row.decode(w.type(), w.data(), r * w.rowStride(), cols);
+                for (int b = 0; b < batch; b++) {
+                    out[b * rows + r] = QuantDot.dot(row, x, b);
+                }
+            }
         }
     }
 

@@ -12,6 +12,8 @@ public final class ScalarBackend implements Backend {
     private float[] rowBuf = new float[0];
     private float[] xr = new float[0];
     private float[] scores = new float[0];
+    private QuantRow quantRow = new QuantRow(0);
+    private final QuantActivations quantX = new QuantActivations();
 
     @Override
     public String name() {
@@ -25,6 +27,13 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (QuantRow.supports(w.type())) {
+            if (quantRow.q.length < w.cols()) {
+                quantRow = new QuantRow(w.cols());
+            }
+            ScalarKernels.matmulQuant(w, x, out, batch, quantRow, quantX);
+            return;
+        }
         if (rowBuf.length < w.cols()) {
             rowBuf = new float[w.cols()];
         }

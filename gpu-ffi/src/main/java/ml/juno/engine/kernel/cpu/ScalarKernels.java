@@ -14,7 +14,21 @@ public final class ScalarKernels {
 
     private ScalarKernels() {}
 
-    /** See {@link ml.juno.engine.kernel.Backend#matmul}. {@code rowBuf} ≥ cols, {@code xr} ≥ batch·cols. */
+    /**
+     * Quantized weights: activations quantized to Q8_0/Q8_1/Q8_K, integer dot products as ggml's generic code.
+     * {@code row} holds at least cols, {@code xq} is reused.
+     */
+    public static void matmulQuant(WeightMatrix w, float[] x, float[] out, int batch, QuantRow row, QuantActivations xq) {
+        xq.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
+        for (int r = 0; r < w.rows(); r++) {
+            row.decodeScalar(w.type(), w.data(), r * w.rowStride(), w.cols());
+            for (int b = 0; b < batch; b++) {
+                out[b * w.rows() + r] = QuantDot.dotScalar(row, xq, b);
+            }
+        }
+    }
+
+    /** See {@link ml.juno.engine.kernel.Backend#matmul}, float weights. {@code rowBuf} ≥ cols, {@code xr} ≥ batch·cols. */
     public static void matmul(WeightMatrix w, float[] x, float[] out, int batch, float[] rowBuf, float[] xr) {
         int cols = w.cols();
         ActivationRounding.Kind kind = ActivationRounding.kindFor(w.type());

@@ -60,6 +60,43 @@ class CpuKernelsMatchScalarReferenceTest {
         assertArrayEquals(other, ref, t + ": scalar decode vs ml.juno.engine.quant.Dequantize");
     }
 
+    static Stream<GgmlType> quantTypes() {
+        return Stream.of(GgmlType.values()).filter(QuantRow::supports);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("quantTypes")
+    void integerDecode_isBitExactVectorVsScalar_andReassemblesTheDequantizedValues(GgmlType t) {
+        int cols = 512;
+        MemorySegment s = RandomBlocks.of(t, 1, cols, 43);
+        QuantRow vec = new QuantRow(cols);
+        QuantRow ref = new QuantRow(cols);
+        vec.decode(t, s, 0, cols);
+        ref.decodeScalar(t, s, 0, cols);
+        assertArrayEquals(ref.q, vec.q, t + " quants");
+        assertArrayEquals(ref.sc, vec.sc, t + " scales");
+        assertArrayEquals(ref.d, vec.d, t + " d");
+        assertArrayEquals(ref.m, vec.m, t + " mins");
+        // value = d·sc·q − dmin·m (K-quants) or d·q + m (Q4_1/Q5_1) must equal the float dequantization
+        float[] deq = new float[cols];
+        ScalarDecode.decode(t, s, 0, deq, 0, cols);
+        int g = QuantRow.subBlock(t);
+        for (int i = 0; i < cols; i++) {
+            float v;
+            if (QuantRow.kQuant(t)) {
+                int b = i / 256;
+                int j = i / g;
+                boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
+                v = ref.d[b] * ref.sc[j] * ref.q[i] - (mins ? ref.dmin[b] * ref.m[j] : 0f);
+            } else {
+                int b = i / 32;
+                boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+                v = ref.q[i] * ref.d[b] + (mins ? ref.m[b] : 0f);
+            }
+            assertEquals(deq[i], v, 1e-6f * Math.max(1f, Math.abs(deq[i])), t + " element " + i);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("types")
     void matmul_matchesScalarReference_forEveryBatchSize(GgmlType t) {

@@ -1,0 +1,23 @@
+package ml.juno.coordinator.engine;
+
+import ml.juno.coordinator.scheduler.StepPlan;
+import ml.juno.coordinator.scheduler.StepResult;
+
+/**
+ * Runs one forward step: the seam between scheduling and computing.
+ *
+ * <p>For every row of the plan, the executor writes the K/V of the row's tokens at the row's positions
+ * into the KV slots of its slot mapping (block id × block size + offset; the memory behind the block ids
+ * belongs to the executor), attends over the sequence's earlier positions through its block table, and
+ * returns the logits of the last token of each row with {@code needsLogits}, in row order, as one
+ * {@code [rows][vocab]} array. Blocks listed in a block table but not written by the row (prefix-cache
+ * hits) already hold that sequence's K/V from an earlier step.
+ *
+ * <p>Called from the generation loop's single thread, one step at a time. A failure is returned as
+ * {@link StepResult.Failure} (a thrown runtime exception is treated the same way); every sequence in the
+ * step then finishes with {@code error}. Implementations: the in-process CPU engine, the pipeline and
+ * tensor-parallel clusters.
+ */
+public interface Executor {
+    StepResult execute(StepPlan plan);
+}

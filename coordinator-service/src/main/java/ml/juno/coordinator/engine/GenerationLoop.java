@@ -1,0 +1,214 @@
+package ml.juno.coordinator.engine;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.StopStringMatcher;
+import ml.juno.coordinator.scheduler.FinishedSequence;
+import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.SampledToken;
+import ml.juno.coordinator.scheduler.Scheduler;
+import ml.juno.coordinator.scheduler.StepOutcome;
+import ml.juno.coordinator.scheduler.StepPlan;
+import ml.juno.coordinator.scheduler.StepResult;
+import ml.juno.coordinator.scheduler.SubmitResult;
+
+/**
+ * The one inference thread: schedule → execute → update, then hand tokens to the requests' sinks
+ * (detokenizing and matching stop strings on the way).
+ *
+ * <p>{@link #submit} and {@link #cancel} may be called from any thread; they take the scheduler's lock
+ * briefly. The executor runs outside the lock, so submissions never wait for a forward pass. Tests
+ * drive the loop step by step with {@link #runOnce()}; production calls {@link #start()}.
+ */
+public final class GenerationLoop implements AutoCloseable {
+
+    /** Per-request state kept by the loop: text pipeline and output. */
+    private static final class Active {
+        final PieceDecoder decoder;
+        final StopStringMatcher matcher;
+        final TokenSink sink;
+        final int minTokens;
+        int generated;
+
+        Active(GenerationRequest request, PieceDecoder decoder, TokenSink sink) {
+            this.decoder = decoder;
+            this.sink = sink;
+            this.matcher = new StopStringMatcher(request.stop().stopStrings());
+            this.minTokens = request.stop().minTokens();
+        }
+    }
+
+    private final Scheduler scheduler;
+    private final Executor executor;
+    private final Object lock = new Object();
+    private final Map<Long, Active> active = new ConcurrentHashMap<>();
+    private volatile boolean running;
+    private Thread thread;
+
+    public GenerationLoop(Scheduler scheduler, Executor executor) {
+        this.scheduler = scheduler;
+        this.executor = executor;
+    }
+
+    /**
+     * Queues a request; its output goes to {@code sink}.
+     *
+     * @throws IllegalArgumentException if the request can never run
+     */
+    public SubmitResult submit(GenerationRequest request, PieceDecoder decoder, TokenSink sink) {
+        synchronized (lock) {
+            SubmitResult result = scheduler.submit(request);
+            if (result instanceof SubmitResult.Accepted a) {
+                active.put(a.sequenceId(), new Active(request, decoder, sink));
+                lock.notifyAll();
+            }
+            return result;
+        }
+    }
+
+    /** Cancels a request at any point; its sink then gets {@code onFinish(CANCELLED)}. */
+    public boolean cancel(long sequenceId) {
+        synchronized (lock) {
+            boolean cancelled = scheduler.cancel(sequenceId);
+            lock.notifyAll();
+            return cancelled;
+        }
+    }
+
+    /** Requests still in flight (queued or running). */
+    public int activeCount() {
+        return active.size();
+    }
+
+    /**
+     * One iteration: schedule, execute (unless the plan is empty), update, deliver.
+     *
+     * @return false when there was nothing to do
+     */
+    public boolean runOnce() {
+        StepPlan plan;
+        synchronized (lock) {
+            if (!scheduler.hasWork()) {
+                return false;
+            }
+            plan = scheduler.schedule();
+        }
+        StepResult result = plan.isEmpty() ? StepResult.empty(scheduler.vocabSize()) : execute(plan);
+        StepOutcome outcome;
+        synchronized (lock) {
+            outcome = scheduler.update(plan, result);
+        }
+        deliver(outcome);
+        return true;
+    }
+
+    private StepResult execute(StepPlan plan) {
+        try {
+            StepResult r = executor.execute(plan);
+            return r != null ? r : new StepResult.Failure("executor returned no result");
+        } catch (RuntimeException e) {
+            return new StepResult.Failure("step " + plan.stepId() + " failed: " + e);
+        }
+    }
+
+    private void deliver(StepOutcome outcome) {
+        for (SampledToken t : outcome.tokens()) {
+            Active a = active.get(t.sequenceId());
+            if (a == null) {
+                continue;
+            }
+            a.generated++;
+            try {
+                var r = a.matcher.feed(a.decoder.decode(t.tokenId()), a.generated >= a.minTokens);
+                a.sink.onToken(t.tokenId(), r.text(), t.logprobs());
+                if (r.stopped()) {
+                    active.remove(t.sequenceId());
+                    FinishedSequence f = endedWith(outcome, t.sequenceId()); // e.g. max tokens at this very token
+                    if (f == null) {
+                        synchronized (lock) {
+                            f = scheduler.finish(t.sequenceId(), FinishReason.STOP);
+                        }
+                    }
+                    a.sink.onFinish(FinishReason.STOP, f.usage(), "");
+                }
+            } catch (RuntimeException e) {
+                cancel(t.sequenceId()); // the sink (or decoder) failed: the client is gone
+            }
+        }
+        for (FinishedSequence f : outcome.finished()) {
+            Active a = active.remove(f.sequenceId());
+            if (a == null) {
+                continue;
+            }
+            try {
+                if (f.reason() != FinishReason.CANCELLED && f.reason() != FinishReason.ERROR) {
+                    String tail = a.matcher.stopped() ? "" : releaseTail(a);
+                    if (!tail.isEmpty()) {
+                        a.sink.onText(tail);
+                    }
+                }
+                a.sink.onFinish(f.reason(), f.usage(), f.message());
+            } catch (RuntimeException ignored) {
+                // the request is over either way; nothing left to clean up
+            }
+        }
+    }
+
+    private static FinishedSequence endedWith(StepOutcome outcome, long sequenceId) {
+        for (FinishedSequence f : outcome.finished()) {
+            if (f.sequenceId() == sequenceId) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    /** Text still held by the decoder and the matcher at the end; a stop string in it still cuts it. */
+    private static String releaseTail(Active a) {
+        var r = a.matcher.feed(a.decoder.flush(), true);
+        return r.stopped() ? r.text() : r.text() + a.matcher.flush();
+    }
+
+    /** Starts the inference thread (a platform thread: it runs the engine's hot loop). */
+    public synchronized void start() {
+        if (thread != null) {
+            throw new IllegalStateException("already started");
+        }
+        running = true;
+        thread = Thread.ofPlatform().name("juno-inference").daemon(true).start(this::loop);
+    }
+
+    private void loop() {
+        while (running) {
+            if (!runOnce()) {
+                synchronized (lock) {
+                    while (running && !scheduler.hasWork()) {
+                        try {
+                            lock.wait();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Stops the thread after the step in flight. Requests still queued get no further output. */
+    @Override
+    public void close() throws InterruptedException {
+        Thread t;
+        synchronized (this) {
+            t = thread;
+            running = false;
+        }
+        synchronized (lock) {
+            lock.notifyAll();
+        }
+        if (t != null) {
+            t.join();
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package ml.juno.coordinator.sampling;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.lang.management.ManagementFactory;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The draw must allocate nothing per token (no boxing, no temporary arrays, no full sort). */
+class SamplerAllocationTest {
+    private static final int V = 32_000;
+
+    private static final com.sun.management.ThreadMXBean MX =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    private static long allocatedBytes() {
+        return MX.getCurrentThreadAllocatedBytes();
+    }
+
+    private static long bytesPerRun(Sampler s, SamplerState st, float[] logits, int rows) {
+        int sink = 0;
+        for (int i = 0; i < 300; i++) { // warm-up
+            sink += s.sample(logits, (i % rows) * V, st);
+        }
+        allocatedBytes(); // the probe itself may allocate on first use
+        long before = allocatedBytes();
+        for (int i = 0; i < 300; i++) {
+            int t = s.sample(logits, (i % rows) * V, st);
+            st.accept(t);
+            sink += t;
+        }
+        long after = allocatedBytes();
+        assertEquals(true, sink >= 0);
+        return after - before;
+    }
+
+    @Test
+    void sample_allocatesNothingPerTokenOnEveryPath() {
+        assumeTrue(MX.isThreadAllocatedMemorySupported() && MX.isThreadAllocatedMemoryEnabled(),
+                "this JVM cannot measure allocation");
+        SplittableRandom r = new SplittableRandom(1);
+        int rows = 4;
+        float[] logits = new float[V * rows];
+        for (int i = 0; i < logits.length; i++) {
+            logits[i] = (float) (r.nextGaussian() * 3);
+        }
+        var penalties = new RepetitionPenalties(1.1f, 0.2f, 0.1f, 64);
+        var bias = LogitBias.of(Map.of(5, 1f, 77, Float.NEGATIVE_INFINITY));
+        SamplingParams[] cases = {
+            SamplingParams.greedy(),
+            SamplingParams.defaults(3),
+            new SamplingParams(0.9f, new Truncation(0, 0.9f, 0f), penalties, bias, 4),   // top-p over the whole vocabulary
+            new SamplingParams(1.2f, new Truncation(0, 1f, 0.05f), penalties, bias, 5),  // min-p only
+            new SamplingParams(1f, Truncation.NONE, penalties, bias, 6),                 // plain softmax draw
+        };
+        Sampler sampler = new Sampler(V);
+        for (SamplingParams p : cases) {
+            SamplerState st = new SamplerState(p, V);
+            st.suppress(new int[] {1, 2});
+            assertEquals(0, bytesPerRun(sampler, st, logits, rows), "bytes allocated by 300 draws with " + p);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package ml.juno.engine.kernel.cpu;
+
+/**
+ * Activation rows quantized the way llama.cpp quantizes them for integer dot products: Q8_0/Q8_1 blocks of 32 (scale
+ * rounded to F16) or Q8_K blocks of 256 (F32 scale, with sums of every 16). Quants are kept as integer-valued floats so
+ * products and block sums are exact in float arithmetic. Buffers grow on first use and are then reused.
+ */
+public final class QuantActivations {
+    /** {@code [batch][cols]} integer-valued quants. */
+    float[] q = new float[0];
+    /** Scale per block ({@code [batch][cols/32]} or {@code [batch][cols/256]}). */
+    float[] d = new float[0];
+    /** Q8_K: sum of the quants of every 16 ({@code [batch][cols/16]}); Q8_1: F16-rounded {@code d·Σq} per 32. */
+    float[] sums = new float[0];
+    int cols;
+    int blockSize;
+
+    /** Quantizes {@code batch} rows of {@code x} ({@code [batch][cols]}) to Q8_K ({@code k = true}) or Q8_0/Q8_1. */
+    public void quantize(float[] x, int batch, int cols, boolean k) {
+        this.cols = cols;
+        this.blockSize = k ? 256 : 32;
+        int n = batch * cols;
+        if (q.length < n) {
+            q = new float[n];
+            d = new float[n / 32];
+            sums = new float[n / 16];
+        }
+        if (k) {
+            for (int b = 0; b < n; b += 256) {
+                q8k(x, b);
+            }
+        } else {
+            for (int b = 0; b < n; b += 32) {
+                q8(x, b);
+            }
+        }
+    }
+
+    // quantize_row_q8_0 / q8_1 (x86 path): scale = amax/127 stored as f16, q = round-half-even(x·127/amax); s = f16(d·Σq)
+    private void q8(float[] x, int b) {
+        float amax = 0f;
+        for (int j = 0; j < 32; j++) {
+            amax = Math.max(amax, Math.abs(x[b + j]));
+        }
+        float d0 = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+        float id = amax != 0f ? 127f / amax : 0f;
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            int v = (int) Math.rint(x[b + j] * id);
+            q[b + j] = v;
+            sum += v;
+        }
+        d[b / 32] = d0;
+        sums[b / 32] = Float.float16ToFloat(Float.floatToFloat16(sum * d0));
+    }
+
+    // quantize_row_q8_K_ref: signed max by magnitude, iscale = -127/max, q = min(127, nearest(iscale·x)), d = 1/iscale
+    private void q8k(float[] x, int b) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = 0; j < 256; j++) {
+            float ax = Math.abs(x[b + j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[b + j];
+            }
+        }
+        if (amax == 0f) {
+            java.util.Arrays.fill(q, b, b + 256, 0f);
+            java.util.Arrays.fill(sums, b / 16, b / 16 + 16, 0f);
+            d[b / 256] = 0f;
+            return;
+        }
+        float iscale = -127f / max;
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) {
+                int v = Math.min(127, (int) Math.rint(iscale * x[b + g * 16 + j]));
+                q[b + g * 16 + j] = v;
+                sum += v;
+            }
+            sums[b / 16 + g] = sum;
+        }
+        d[b / 256] = 1f / iscale;
+    }
+}

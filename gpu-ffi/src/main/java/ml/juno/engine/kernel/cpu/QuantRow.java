@@ -1,0 +1,279 @@
+package ml.juno.engine.kernel.cpu;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorOperators;
+import ml.juno.engine.tensor.GgmlType;
+
+/**
+ * One weight row of a quantized type split the way ggml's integer dot products see it: integer quants {@code q}
+ * (as floats, exact), an integer scale per sub-block {@code sc}, a float scale per super-block {@code d}, and the min
+ * terms ({@code dmin} with integer sub-block mins {@code m} for K-quants, a float {@code m} per block for Q4_1/Q5_1).
+ * Decoding has a scalar reference and a vector path producing the same numbers.
+ */
+public final class QuantRow {
+    final float[] q;
+    final float[] sc;
+    final float[] d;
+    final float[] dmin;
+    final float[] m;
+    GgmlType type;
+    int cols;
+
+    public QuantRow(int maxCols) {
+        q = new float[maxCols];
+        sc = new float[maxCols / 16];
+        d = new float[maxCols / 32];
+        dmin = new float[maxCols / 32];
+        m = new float[maxCols / 16];
+    }
+
+    /** Elements per sub-block with one integer scale. */
+    static int subBlock(GgmlType t) {
+        return switch (t) {
+            case Q2_K, Q3_K, Q6_K -> 16;
+            default -> 32;
+        };
+    }
+
+    /** Whether {@code t} takes the integer path (Q8_0/Q8_1/Q8_K activations). */
+    public static boolean supports(GgmlType t) {
+        return switch (t) {
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> true;
+            default -> false;
+        };
+    }
+
+    static boolean kQuant(GgmlType t) {
+        return t.blockSize == 256;
+    }
+
+    private static int u8(MemorySegment s, long o) {
+        return ScalarDecode.u8(s, o);
+    }
+
+    private static float half(MemorySegment s, long o) {
+        return ScalarDecode.half(s, o);
+    }
+
+    /** Scalar reference decode of {@code cols} elements starting at byte {@code off}. */
+    public void decodeScalar(GgmlType t, MemorySegment s, long off, int cols) {
+        this.type = t;
+        this.cols = cols;
+        for (int b = 0; b < cols / t.blockSize; b++) {
+            long o = off + (long) b * t.typeSize;
+            int e = b * t.blockSize;
+            switch (t) {
+                case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> legacyScalar(t, s, o, e, b);
+                case Q2_K -> {
+                    d[b] = half(s, o + 80);
+                    dmin[b] = half(s, o + 82);
+                    int is = 0;
+                    for (int n = 0; n < 2; n++) {
+                        for (int shift = 0; shift < 8; shift += 2) {
+                            for (int part = 0; part < 2; part++) {
+                                int scale = u8(s, o + is);
+                                sc[b * 16 + is] = scale & 0xF;
+                                m[b * 16 + is] = scale >> 4;
+                                for (int l = 0; l < 16; l++) {
+                                    q[e + is * 16 + l] = (u8(s, o + 16 + n * 32 + part * 16 + l) >> shift) & 3;
+                                }
+                                is++;
+                            }
+                        }
+                    }
+                }
+                case Q3_K -> {
+                    d[b] = half(s, o + 108);
+                    int is = 0;
+                    int mask = 1;
+                    for (int n = 0; n < 2; n++) {
+                        for (int shift = 0; shift < 8; shift += 2) {
+                            for (int part = 0; part < 2; part++) {
+                                sc[b * 16 + is] = ScalarDecode.q3kScale(s, o + 96, is);
+                                for (int l = 0; l < 16; l++) {
+                                    int hm = u8(s, o + part * 16 + l);
+                                    q[e + is * 16 + l] = ((u8(s, o + 32 + n * 32 + part * 16 + l) >> shift) & 3) - ((hm & mask) != 0 ? 0 : 4);
+                                }
+                                is++;
+                            }
+                            mask <<= 1;
+                        }
+                    }
+                }
+                case Q4_K, Q5_K -> {
+                    boolean five = t == GgmlType.Q5_K;
+                    d[b] = half(s, o);
+                    dmin[b] = half(s, o + 2);
+                    long qs = o + (five ? 48 : 16);
+                    for (int j = 0; j < 4; j++) {
+                        for (int h = 0; h < 2; h++) {
+                            sc[b * 8 + 2 * j + h] = ScalarDecode.scaleK4(s, o + 4, 2 * j + h);
+                            m[b * 8 + 2 * j + h] = ScalarDecode.minK4(s, o + 4, 2 * j + h);
+                        }
+                        for (int l = 0; l < 32; l++) {
+                            int v = u8(s, qs + j * 32L + l);
+                            int lo = v & 0xF;
+                            int hi = v >> 4;
+                            if (five) {
+                                int hb = u8(s, o + 16 + l);
+                                lo += ((hb >> (2 * j)) & 1) != 0 ? 16 : 0;
+                                hi += ((hb >> (2 * j + 1)) & 1) != 0 ? 16 : 0;
+                            }
+                            q[e + 64 * j + l] = lo;
+                            q[e + 64 * j + 32 + l] = hi;
+                        }
+                    }
+                }
+                case Q6_K -> {
+                    d[b] = half(s, o + 208);
+                    for (int j = 0; j < 16; j++) {
+                        sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
+                    }
+                    for (int n = 0; n < 2; n++) {
+                        long ql = o + n * 64L;
+                        long qh = o + 128 + n * 32L;
+                        int out = e + n * 128;
+                        for (int l = 0; l < 32; l++) {
+                            int h = u8(s, qh + l);
+                            int a = u8(s, ql + l);
+                            int c = u8(s, ql + l + 32);
+                            q[out + l] = ((a & 0xF) | ((h & 3) << 4)) - 32;
+                            q[out + l + 32] = ((c & 0xF) | (((h >> 2) & 3) << 4)) - 32;
+                            q[out + l + 64] = ((a >> 4) | (((h >> 4) & 3) << 4)) - 32;
+                            q[out + l + 96] = ((c >> 4) | (((h >> 6) & 3) << 4)) - 32;
+                        }
+                    }
+                }
+                default -> throw new IllegalArgumentException("no integer path for " + t);
+            }
+        }
+    }
+
+    private void legacyScalar(GgmlType t, MemorySegment s, long o, int e, int b) {
+        d[b] = half(s, o);
+        switch (t) {
+            case Q4_0 -> {
+                for (int j = 0; j < 16; j++) {
+                    int v = u8(s, o + 2 + j);
+                    q[e + j] = (v & 0xF) - 8;
+                    q[e + j + 16] = (v >> 4) - 8;
+                }
+            }
+            case Q4_1 -> {
+                m[b] = half(s, o + 2);
+                for (int j = 0; j < 16; j++) {
+                    int v = u8(s, o + 4 + j);
+                    q[e + j] = v & 0xF;
+                    q[e + j + 16] = v >> 4;
+                }
+            }
+            case Q5_0, Q5_1 -> {
+                boolean one = t == GgmlType.Q5_1;
+                int base = one ? 4 : 2;
+                if (one) {
+                    m[b] = half(s, o + 2);
+                }
+                int qh = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), o + base);
+                int bias = one ? 0 : 16;
+                for (int j = 0; j < 16; j++) {
+                    int v = u8(s, o + base + 4 + j);
+                    q[e + j] = ((v & 0xF) | (((qh >>> j) << 4) & 0x10)) - bias;
+                    q[e + j + 16] = ((v >> 4) | ((qh >>> (j + 12)) & 0x10)) - bias;
+                }
+            }
+            case Q8_0 -> {
+                for (int j = 0; j < 32; j++) {
+                    q[e + j] = ScalarDecode.i8(s, o + 2 + j);
+                }
+            }
+            default -> throw new IllegalArgumentException("no integer path for " + t);
+        }
+    }
+
+    private static final int L = VectorDecode.F.length();
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /** Vector decode: the same numbers as {@link #decodeScalar}; Q4_0, Q8_0, Q4_K and Q6_K have vector paths. */
+    public void decode(GgmlType t, MemorySegment s, long off, int cols) {
+        if (!(L == 8 || L == 16)) {
+            decodeScalar(t, s, off, cols);
+            return;
+        }
+        this.type = t;
+        this.cols = cols;
+        switch (t) {
+            case Q4_0 -> {
+                for (int b = 0; b < cols / 32; b++) {
+                    long o = off + b * 18L;
+                    d[b] = half(s, o);
+                    for (int j = 0; j < 16; j += L) {
+                        ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE);
+                        toFloat(v.and((byte) 0xF).sub((byte) 8)).intoArray(q, b * 32 + j);
+                        toFloat(v.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)).intoArray(q, b * 32 + 16 + j);
+                    }
+                }
+            }
+            case Q8_0 -> {
+                for (int b = 0; b < cols / 32; b++) {
+                    long o = off + b * 34L;
+                    d[b] = half(s, o);
+                    for (int j = 0; j < 32; j += L) {
+                        toFloat(ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE)).intoArray(q, b * 32 + j);
+                    }
+                }
+            }
+            case Q4_K -> {
+                for (int b = 0; b < cols / 256; b++) {
+                    long o = off + b * 144L;
+                    d[b] = half(s, o);
+                    dmin[b] = half(s, o + 2);
+                    for (int j = 0; j < 8; j++) {
+                        sc[b * 8 + j] = ScalarDecode.scaleK4(s, o + 4, j);
+                        m[b * 8 + j] = ScalarDecode.minK4(s, o + 4, j);
+                    }
+                    for (int j = 0; j < 4; j++) {
+                        for (int l = 0; l < 32; l += L) {
+                            ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 16 + j * 32L + l, LE);
+                            toFloat(v.and((byte) 0xF)).intoArray(q, b * 256 + 64 * j + l);
+                            toFloat(v.lanewise(VectorOperators.LSHR, 4)).intoArray(q, b * 256 + 64 * j + 32 + l);
+                        }
+                    }
+                }
+            }
+            case Q6_K -> {
+                for (int b = 0; b < cols / 256; b++) {
+                    long o = off + b * 210L;
+                    d[b] = half(s, o + 208);
+                    for (int j = 0; j < 16; j++) {
+                        sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
+                    }
+                    for (int n = 0; n < 2; n++) {
+                        long ql = o + n * 64L;
+                        long qh = o + 128 + n * 32L;
+                        int out = b * 256 + n * 128;
+                        for (int l = 0; l < 32; l += L) {
+                            ByteVector a = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l, LE);
+                            ByteVector c = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l + 32, LE);
+                            ByteVector h = ByteVector.fromMemorySegment(VectorDecode.B, s, qh + l, LE);
+                            toFloat(a.and((byte) 0xF).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32))
+                                    .intoArray(q, out + l);
+                            toFloat(c.and((byte) 0xF).or(h.lanewise(VectorOperators.LSHR, 2).and((byte) 3)
+                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 32);
+                            toFloat(a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 4).and((byte) 3)
+                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 64);
+                            toFloat(c.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 6)
+                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 96);
+                        }
+                    }
+                }
+            }
+            default -> decodeScalar(t, s, off, cols);
+        }
+    }
+
+    private static jdk.incubator.vector.FloatVector toFloat(ByteVector v) {
+        return (jdk.incubator.vector.FloatVector) v.convertShape(VectorOperators.B2F, VectorDecode.F, 0);
+    }
+}
