@@ -89,6 +89,31 @@ class ModelQuantizerTest {
     }
 
     /**
+     * The other architectures' Q4_K_M files were made by llama-quantize from F32 masters that are not shipped, so
+     * quantizing their F16 files cannot match byte for byte; but the per-tensor choices must (tied embeddings in
+     * gemma3, fused attn_qkv in phi3, 3-D expert tensors in qwen3moe, biases and q/k norms in qwen2/qwen3), the
+     * tensor order too, and the values must stay close.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"gemma3", "phi3", "qwen2", "qwen3", "qwen3moe"})
+    void quantize_otherArchitecturesFromF16_chooseLlamaQuantizesTypes(String arch) throws IOException {
+        Path dir = QuantFixtures.tinyF32().getParent();
+        Path out = tmp.resolve("out.gguf");
+        ModelQuantizer.run(new QuantizeOptions(dir.resolve("tiny-" + arch + "-random-F16.gguf"), out, "Q4_K_M", false,
+                List.of(), 2), ProgressListener.NONE);
+        try (GgufFile e = QuantFixtures.open(dir.resolve("tiny-" + arch + "-random-Q4_K_M.gguf"));
+             GgufFile a = QuantFixtures.open(out)) {
+            assertEquals(e.tensors().stream().map(t -> t.name() + ":" + t.type()).toList(),
+                    a.tensors().stream().map(t -> t.name() + ":" + t.type()).toList());
+            assertEquals(List.copyOf(e.metadata().keys()), List.copyOf(a.metadata().keys()));
+            for (GgufTensorInfo t : e.tensors()) {
+                double rel = QuantFixtures.relativeRmse(Dequantize.tensor(e, t), Dequantize.tensor(a, a.tensor(t.name())));
+                assertTrue(rel < 0.05, t.name() + " differs by " + rel);
+            }
+        }
+    }
+
+    /**
      * Types with no shipped counterpart: quantize the file, dequantize every tensor, and compare with the source.
      * The bound is the RMS error relative to the RMS value, a little above what uniform rounding gives for the
      * format's step on Gaussian weights (4-bit ≈ 0.09, 5-bit ≈ 0.045, bf16 ≈ 0.0015).
