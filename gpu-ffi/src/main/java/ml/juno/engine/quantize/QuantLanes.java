@@ -37,12 +37,12 @@ final class QuantLanes {
     }
 
     /**
-     * {@code make_qkx2_quants} (squared-error variant, {@code use_mad} false) on eight groups of {@code n}: levels into {@code lt}, scales into
+     * {@code make_qkx2_quants} on eight groups of {@code n}: levels into {@code lt}, scales into
      * {@code scales[so..so+8)}, mins (positive, as {@code the_min}) into {@code mins[so..so+8)}; {@code auxT} is
      * scratch of the same size as {@code xt}.
      */
     static void qkx2(int n, int nmax, float[] xt, float[] wt, float[] lt, float[] auxT, float[] scales, float[] mins,
-                     int so, float rmin, float rdelta, int nstep) {
+                     int so, float rmin, float rdelta, int nstep, boolean useMad) {
         FloatVector x0 = FloatVector.fromArray(F, xt, 0);
         FloatVector min = x0;
         FloatVector max = x0;
@@ -69,7 +69,7 @@ final class QuantLanes {
             FloatVector lf = clamp(nearestInt(iscale.mul(xi.sub(min))), 0f, nmax);
             lf.intoArray(lt, i * LANES);
             FloatVector diff = scale.mul(lf).add(min).sub(xi);
-            diff = diff.mul(diff);
+            diff = useMad ? diff.abs() : diff.mul(diff);
             bestError = bestError.add(FloatVector.fromArray(F, wt, i * LANES).mul(diff));
         }
         if (nstep >= 1) {
@@ -101,7 +101,7 @@ final class QuantLanes {
                 for (int i = 0; i < n; i++) {
                     FloatVector xi = FloatVector.fromArray(F, xt, i * LANES);
                     FloatVector diff = thisScale.mul(FloatVector.fromArray(F, auxT, i * LANES)).add(thisMin).sub(xi);
-                    diff = diff.mul(diff);
+                    diff = useMad ? diff.abs() : diff.mul(diff);
                     curError = curError.add(FloatVector.fromArray(F, wt, i * LANES).mul(diff));
                 }
                 VectorMask<Float> better = positive.and(curError.compare(VectorOperators.LT, bestError));

@@ -64,8 +64,8 @@ class RowQuantizerTest {
     }
 
     /**
-     * The lane paths (Vector API) against llama-quantize's Q4_K and Q6_K tensors directly: the first 96 rows of
-     * two tensors (kept short: until the JIT compiles them the lane paths are slow).
+     * The lane paths (Vector API) against llama-quantize's Q2_K, Q4_K and Q6_K tensors directly: the first 96
+     * rows of three tensors (kept short: until the JIT compiles them the lane paths are slow).
      */
     @Test
     void laneQuantizers_matchLlamaQuantizeByteForByte() {
@@ -79,6 +79,14 @@ class RowQuantizerTest {
                         quantize(RowQuantizers.create(t.type(), true), src, src.tensor(name), rows), expected.length);
                 assertArrayEquals(expected, actual, name);
             }
+        }
+        try (GgufFile src = QuantFixtures.open(QuantFixtures.tinyF32());
+             GgufFile ref = QuantFixtures.open(QuantFixtures.tinyRandom("Q2_K-pure"))) {
+            GgufTensorInfo t = ref.tensor("blk.1.ffn_up.weight");
+            byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(96 * t.rowBytes()));
+            byte[] actual = java.util.Arrays.copyOf(
+                    quantize(RowQuantizers.create(GgmlType.Q2_K, true), src, src.tensor(t.name()), 96), expected.length);
+            assertArrayEquals(expected, actual, t.name());
         }
     }
 
@@ -102,6 +110,7 @@ class RowQuantizerTest {
     void laneQuantizers_equalScalarReference_onAwkwardBlocks() {
         float[] x = awkwardData();
         RowQuantizer[][] pairs = {
+            {new Q2_KQuantizer(true), new Q2_KQuantizer(false)},
             {new Q4_KQuantizer(true), new Q4_KQuantizer(false)},
             {new Q5_KQuantizer(true), new Q5_KQuantizer(false)},
             {new Q6_KQuantizer(true), new Q6_KQuantizer(false)},
