@@ -21,7 +21,7 @@ public final class RowQuantizers {
     }
 
     /**
-     * A fresh quantizer for {@code type}. {@code lanes} picks the Vector API path of Q2_K, Q4_K, Q5_K and Q6_K; it
+     * A fresh quantizer for {@code type}. {@code lanes} picks the Vector API path of the K-quants; it
      * writes the same bytes as the scalar path and is about five times faster once the JIT has compiled it, but
      * runs far slower until then (a few seconds of warm-up), so it only pays off on large jobs.
      */
@@ -34,7 +34,7 @@ public final class RowQuantizers {
             case Q5_0 -> new Q5_0Quantizer();
             case Q5_1 -> new Q5_1Quantizer();
             case Q2_K -> new Q2_KQuantizer(lanes);
-            case Q3_K -> new Q3_KQuantizer();
+            case Q3_K -> new Q3_KQuantizer(lanes);
             case Q4_K -> new Q4_KQuantizer(lanes);
             case Q5_K -> new Q5_KQuantizer(lanes);
             case Q6_K -> new Q6_KQuantizer(lanes);
@@ -44,7 +44,7 @@ public final class RowQuantizers {
 
     /** Whether {@code type} has a separate lane path. */
     static boolean hasLanes(GgmlType type) {
-        return type == GgmlType.Q2_K || type == GgmlType.Q4_K || type == GgmlType.Q5_K || type == GgmlType.Q6_K;
+        return type == GgmlType.Q2_K || type == GgmlType.Q3_K || type == GgmlType.Q4_K || type == GgmlType.Q5_K || type == GgmlType.Q6_K;
     }
 
     static void checkBlocks(GgmlType type, int n) {

@@ -64,8 +64,8 @@ class RowQuantizerTest {
     }
 
     /**
-     * The lane paths (Vector API) against llama-quantize's Q2_K, Q4_K and Q6_K tensors directly: the first 96
-     * rows of three tensors (kept short: until the JIT compiles them the lane paths are slow).
+     * The lane paths (Vector API) against llama-quantize's Q2_K, Q3_K, Q4_K and Q6_K tensors directly: the first
+     * 96 rows of four tensors (kept short: until the JIT compiles them the lane paths are slow).
      */
     @Test
     void laneQuantizers_matchLlamaQuantizeByteForByte() {
@@ -81,12 +81,15 @@ class RowQuantizerTest {
             }
         }
         try (GgufFile src = QuantFixtures.open(QuantFixtures.tinyF32());
-             GgufFile ref = QuantFixtures.open(QuantFixtures.tinyRandom("Q2_K-pure"))) {
-            GgufTensorInfo t = ref.tensor("blk.1.ffn_up.weight");
-            byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(96 * t.rowBytes()));
-            byte[] actual = java.util.Arrays.copyOf(
-                    quantize(RowQuantizers.create(GgmlType.Q2_K, true), src, src.tensor(t.name()), 96), expected.length);
-            assertArrayEquals(expected, actual, t.name());
+             GgufFile q2 = QuantFixtures.open(QuantFixtures.tinyRandom("Q2_K-pure"));
+             GgufFile q3 = QuantFixtures.open(QuantFixtures.tinyRandom("Q3_K-pure"))) {
+            for (GgufFile ref : new GgufFile[] {q2, q3}) {
+                GgufTensorInfo t = ref.tensor("blk.1.ffn_up.weight");
+                byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(96 * t.rowBytes()));
+                byte[] actual = java.util.Arrays.copyOf(
+                        quantize(RowQuantizers.create(t.type(), true), src, src.tensor(t.name()), 96), expected.length);
+                assertArrayEquals(expected, actual, t.type() + " " + t.name());
+            }
         }
     }
 
@@ -111,6 +114,7 @@ class RowQuantizerTest {
         float[] x = awkwardData();
         RowQuantizer[][] pairs = {
             {new Q2_KQuantizer(true), new Q2_KQuantizer(false)},
+            {new Q3_KQuantizer(true), new Q3_KQuantizer(false)},
             {new Q4_KQuantizer(true), new Q4_KQuantizer(false)},
             {new Q5_KQuantizer(true), new Q5_KQuantizer(false)},
             {new Q6_KQuantizer(true), new Q6_KQuantizer(false)},
