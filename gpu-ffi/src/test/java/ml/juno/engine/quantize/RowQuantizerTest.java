@@ -129,16 +129,19 @@ class RowQuantizerTest {
         }
     }
 
-    /** Super-blocks of Gaussian, all-zero, constant, tiny, huge-range, one-spike and all-negative values. */
+    /**
+     * Super-blocks of Gaussian, all-zero, constant, tiny, huge-range, one-spike, one-signed, small-integer,
+     * sparse, cubed and log-normal values, at scales from 1e-6 to 1e5.
+     */
     private static float[] awkwardData() {
-        int blocks = 40;
+        int blocks = 72;
         float[] x = new float[blocks * 256];
         Random r = new Random(7);
         for (int b = 0; b < blocks; b++) {
+            float scale = (float) Math.pow(10, (b % 12) - 6);
             for (int i = 0; i < 256; i++) {
-                int k = b * 256 + i;
                 float g = (float) r.nextGaussian();
-                x[k] = switch (b % 8) {
+                x[b * 256 + i] = scale * switch (b % 12) {
                     case 0 -> g;
                     case 1 -> 0f;
                     case 2 -> i < 128 ? 0.5f : -0.25f;
@@ -146,7 +149,11 @@ class RowQuantizerTest {
                     case 4 -> g * (float) Math.pow(10, (i % 16) - 8);
                     case 5 -> i % 37 == 0 ? 100f : g * 0.01f;
                     case 6 -> -Math.abs(g) - 1;
-                    default -> (i / 32) % 2 == 0 ? 0f : g;
+                    case 7 -> (i / 32) % 2 == 0 ? 0f : g;
+                    case 8 -> r.nextInt(5) - 2;
+                    case 9 -> r.nextInt(3) == 0 ? 0f : g;
+                    case 10 -> g * g * g;
+                    default -> (float) Math.exp(3 * g);
                 };
             }
         }
