@@ -13,6 +13,12 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.TestModels;
+import ml.juno.engine.kv.KvType;
+import ml.juno.engine.model.EngineOptions;
+import ml.juno.engine.model.GenerationResult;
+import ml.juno.engine.model.InferenceSession;
+import ml.juno.engine.model.Model;
+import ml.juno.engine.model.TopLogit;
 import ml.juno.engine.quant.Dequantize;
 import ml.juno.engine.quantize.ProgressListener;
 import ml.juno.engine.tensor.GgmlType;
@@ -63,6 +69,25 @@ class SynthTest {
             assertEquals(512, tokens.size());
             assertEquals("<0x41>", tokens.get(3 + 0x41));
             assertEquals("llama", md.getString(GgufKeys.TOKENIZER_MODEL));
+        }
+    }
+
+    /** The synthetic file is a model the engine can load and run (stands in for "loads in llama.cpp"). */
+    @Test
+    void synth_loadsAndGeneratesInTheEngine() throws IOException {
+        Path out = tmp.resolve("m.gguf");
+        Synth.run(new SynthOptions(TINY, "Q8_0", out, 5, null, 2), ProgressListener.NONE);
+        try (GgufFile f = GgufFile.open(out);
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 8, 1));
+             InferenceSession s = m.newSession()) {
+            assertEquals(512, m.config().dims().vocab());
+            GenerationResult r = s.generate(new int[] {1, 300, 301}, 3, 4);
+            assertEquals(3, r.tokens().length);
+            for (TopLogit[] step : r.topLogits()) {
+                for (TopLogit t : step) {
+                    assertTrue(Float.isFinite(t.logit()) && t.token() >= 0 && t.token() < 512, t.toString());
+                }
+            }
         }
     }
 
