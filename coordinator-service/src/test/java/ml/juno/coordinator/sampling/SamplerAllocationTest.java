@@ -1,6 +1,7 @@
 package ml.juno.coordinator.sampling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.management.ManagementFactory;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 /** The draw must allocate nothing per token (no boxing, no temporary arrays, no full sort). */
 class SamplerAllocationTest {
     private static final int V = 32_000;
+    private static final int DRAWS = 1000;
 
     private static final com.sun.management.ThreadMXBean MX =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -26,7 +28,7 @@ class SamplerAllocationTest {
         }
         allocatedBytes(); // the probe itself may allocate on first use
         long before = allocatedBytes();
-        for (int i = 0; i < 300; i++) {
+        for (int i = 0; i < DRAWS; i++) {
             int t = s.sample(logits, (i % rows) * V, st);
             st.accept(t);
             sink += t;
@@ -59,7 +61,9 @@ class SamplerAllocationTest {
         for (SamplingParams p : cases) {
             SamplerState st = new SamplerState(p, V);
             st.suppress(new int[] {1, 2});
-            assertEquals(0, bytesPerRun(sampler, st, logits, rows), "bytes allocated by 300 draws with " + p);
+            long bytes = bytesPerRun(sampler, st, logits, rows);
+            // one allocation per draw would be >= 16 bytes each; a rare JIT deoptimisation may allocate a few bytes once
+            assertTrue(bytes < DRAWS, bytes + " bytes allocated by " + DRAWS + " draws with " + p);
         }
     }
 }
