@@ -61,8 +61,10 @@ class SamplerAllocationTest {
         for (SamplingParams p : cases) {
             SamplerState st = new SamplerState(p, V);
             st.suppress(new int[] {1, 2});
-            long bytes = bytesPerRun(sampler, st, logits, rows);
-            // one allocation per draw would be >= 16 bytes each; a rare JIT deoptimisation may allocate a few bytes once
+            // one allocation per draw would be >= 16 bytes each, in every run; JIT compilation or a deoptimisation
+            // during a run may allocate a few hundred bytes once, so the best of three runs is judged
+            long bytes = Math.min(bytesPerRun(sampler, st, logits, rows),
+                    Math.min(bytesPerRun(sampler, st, logits, rows), bytesPerRun(sampler, st, logits, rows)));
             assertTrue(bytes < DRAWS, bytes + " bytes allocated by " + DRAWS + " draws with " + p);
         }
     }
