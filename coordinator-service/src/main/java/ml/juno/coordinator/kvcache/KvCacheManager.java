@@ -25,6 +25,7 @@ import java.util.Map;
 public final class KvCacheManager {
     private final int blockSize;
     private final int numBlocks;
+    private final boolean prefixCaching;
     private final int[] refCount;      // [numBlocks]
     private final boolean[] registered; // [numBlocks] holds a committed, findable prefix
     private final long[] blockHash;    // [numBlocks] chain hash when registered
@@ -52,6 +53,7 @@ public final class KvCacheManager {
     public KvCacheManager(KvCacheConfig config) {
         this.blockSize = config.blockSize();
         this.numBlocks = config.numBlocks();
+        this.prefixCaching = config.prefixCaching();
         this.refCount = new int[numBlocks];
         this.registered = new boolean[numBlocks];
         this.blockHash = new long[numBlocks];
@@ -111,7 +113,7 @@ public final class KvCacheManager {
         if (maxNewTokens < 1) {
             throw new IllegalArgumentException("maxNewTokens must be >= 1, got " + maxNewTokens);
         }
-        int lookupBlocks = (length - 1) / blockSize;
+        int lookupBlocks = prefixCaching ? (length - 1) / blockSize : 0;
         long parent = PrefixHash.ROOT;
         int hits = 0;
         while (hits < lookupBlocks) {
@@ -166,6 +168,9 @@ public final class KvCacheManager {
      * @param tokens the sequence's tokens, at least {@code computedTokens} of them
      */
     public void commit(BlockTable table, int[] tokens, int computedTokens) {
+        if (!prefixCaching) {
+            return;
+        }
         int full = Math.min(computedTokens / blockSize, table.blockCount());
         for (int b = table.hashedCount(); b < full; b++) {
             long parent = b == 0 ? PrefixHash.ROOT : table.hash(b - 1);

@@ -178,9 +178,9 @@ class KvCacheManagerTest {
     void forBudget_sizesPoolFromBytesPerToken() {
         var layout = new KvLayout(2, 4, 8, 2); // 2*2*4*8*2 = 256 bytes per token
         assertEquals(256, layout.bytesPerToken());
-        var cfg = KvCacheConfig.forBudget(256L * 16 * 10 + 100, layout, 16);
+        var cfg = KvCacheConfig.forBudget(256L * 16 * 10 + 100, layout, 16, true);
         assertEquals(10, cfg.numBlocks());
-        assertThrows(IllegalArgumentException.class, () -> KvCacheConfig.forBudget(100, layout, 16));
+        assertThrows(IllegalArgumentException.class, () -> KvCacheConfig.forBudget(100, layout, 16, true));
     }
 
     @Test
@@ -247,5 +247,17 @@ class KvCacheManagerTest {
         kv.free(e);
         var f = new BlockTable();
         assertEquals(0, kv.admit(f, recent, recent.length, 100), "the least recently released one went");
+    }
+
+    @Test
+    void prefixCachingOff_neverSharesAndReturnsEveryBlockToTheFreeList() {
+        var kv = new KvCacheManager(new KvCacheConfig(BS, 16, false));
+        int[] prompt = tokens(0, 13);
+        kv.free(prefill(kv, prompt));
+        assertEquals(new KvCacheStats.BlockUsage(0, 0, 16, 16), kv.stats().blocks());
+        var t = new BlockTable();
+        assertEquals(0, kv.admit(t, prompt, prompt.length, 100));
+        assertEquals(0, kv.stats().prefix().hitTokens());
+        assertEquals(26, kv.stats().prefix().missTokens());
     }
 }

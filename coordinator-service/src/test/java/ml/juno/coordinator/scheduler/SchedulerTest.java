@@ -346,4 +346,17 @@ class SchedulerTest {
         long c = h.submit(prompt, GREEDY, StopCondition.of(2), 0);
         assertEquals(8, rowOf(h.step(), c).chunk().startPosition());
     }
+
+    @Test
+    void prefixCachingOff_recomputesRepeatedPromptsFromTheStart() {
+        Harness h = new Harness(V, 16, 8, 64, new KvCacheConfig(4, 64, false));
+        int[] prompt = Harness.prompt(9, 14, V);
+        long a = h.submit(prompt, GREEDY, StopCondition.of(4), 0);
+        h.runToEnd(20);
+        long b = h.submit(prompt, GREEDY, StopCondition.of(4), 0);
+        assertEquals(0, rowOf(h.step(), b).chunk().startPosition());
+        h.runToEnd(20);
+        assertEquals(h.tokens.get(a), h.tokens.get(b));
+        assertEquals(0, h.finished.get(b).usage().cachedTokens());
+    }
 }
