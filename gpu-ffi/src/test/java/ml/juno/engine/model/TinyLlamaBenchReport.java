@@ -15,6 +15,11 @@ import org.junit.jupiter.api.Test;
  * {@code -Djuno.bench=Q4_0,Q8_0,...} and writes the models to {@code -Djuno.bench.dir}, default the temp dir).
  */
 class TinyLlamaBenchReport {
+    /** Runs the report outside Maven: {@code java -Djuno.bench=Q4_0 -cp classes:test-classes ...TinyLlamaBenchReport}. */
+    public static void main(String[] args) throws Exception {
+        new TinyLlamaBenchReport().report();
+    }
+
     @Test
     void report() throws Exception {
         String types = System.getProperty("juno.bench");
