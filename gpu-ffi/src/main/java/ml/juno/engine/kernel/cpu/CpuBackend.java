@@ -255,14 +255,14 @@ public final class CpuBackend implements Backend {
      * scales ({@link QuantRow}), then dotted with every quantized activation row of the batch.
      */
     private static final class QuantMatmulJob implements ComputePool.Body {
-        private final QuantRow[] rowsByWorker;
+        private final QuantRow[][] tilesByWorker;
         private WeightMatrix w;
         private QuantActivations x;
         private float[] out;
         private int batch;
 
         QuantMatmulJob(int threads) {
-            rowsByWorker = new QuantRow[threads];
+            tilesByWorker = new QuantRow[threads][];
         }
 
         void set(WeightMatrix w, QuantActivations x, float[] out, int batch) {
@@ -282,16 +282,37 @@ public final class CpuBackend implements Backend {
         public void run(int chunk, int worker) {
             int cols = w.cols();
             int rows = w.rows();
-            QuantRow row = rowsByWorker[worker];
-            if (row == null || row.q.length < cols) {
-                row = new QuantRow(cols);
-                rowsByWorker[worker] = row;
+            QuantRow[] tile = tilesByWorker[worker];
+            if (tile == null || tile[0].q.length < cols) {
+                tile = new QuantRow[TILE];
+                for (int t = 0; t < TILE; t++) {
+                    tile[t] = new QuantRow(cols);
+                }
+                tilesByWorker[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
-                row.decode(w.type(), w.data(), r * w.rowStride(), cols);
-                for (int b = 0; b < batch; b++) {
-                    out[b * rows + r] = QuantDot.dot(row, x, b);
+            if (batch == 1 && QuantDot.fusedEnabled(w.type())) {
+                // one activation row: widen quants in registers, no decode buffer (bit-identical to the path below)
+                for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
+                    out[r] = QuantDot.dotFused(w.type(), w.data(), r * w.rowStride(), cols, x, 0);
+                }
+                return;
+            }
+            for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
+                if (end - r0 >= TILE) {
+                    for (int t = 0; t < TILE; t++) {
+                        tile[t].decode(w.type(), w.data(), (r0 + t) * w.rowStride(), cols);
+                    }
+                    for (int b = 0; b < batch; b++) {
+                        QuantDot.dot4(tile, x, b, out, b * rows + r0);
+                    }
+                } else {
+                    for (int r = r0; r < end; r++) {
+                        tile[0].decode(w.type(), w.data(), r * w.rowStride(), cols);
+                        for (int b = 0; b < batch; b++) {
+                            out[b * rows + r] = QuantDot.dot(tile[0], x, b);
+                        }
+                    }
                 }
             }
         }

@@ -43,6 +43,9 @@ public final class LlamaArchitecture implements Architecture {
             scale = 1f / md.getFloat(key(arch, ModelKeys.ROPE_SCALING_FACTOR));
         } else if (md.has(key(arch, ModelKeys.ROPE_SCALE_LINEAR))) {
             scale = 1f / md.getFloat(key(arch, ModelKeys.ROPE_SCALE_LINEAR));
+        } else if (scaling.equals("llama3") && file.findTensor(ModelKeys.ROPE_FREQS).isEmpty()) {
+            throw new IllegalArgumentException("rope scaling 'llama3' needs the " + ModelKeys.ROPE_FREQS + " tensor, which "
+                    + file.path().getFileName() + " lacks");
         } else if (!scaling.equals("none") && !scaling.equals("llama3")) {
             throw new IllegalArgumentException("rope scaling '" + scaling + "' is not supported for " + arch);
         }

@@ -68,6 +68,10 @@ public final class LlamaModel implements DecoderModel {
                     + ") exceed the model's " + d.layers() + " layers");
         }
         int parts = shard.tensorParts();
+        if (parts > 1) {
+            // the weights below can already be sliced by heads/FFN columns, but nothing combines the partial sums yet
+            throw new IllegalArgumentException("tensor-parallel shards (" + parts + " slices) need an all-reduce, which is not wired yet");
+        }
         if (a.kvHeads() % parts != 0 || d.ffn() % parts != 0) {
             throw new IllegalArgumentException("cannot split " + a.kvHeads() + " KV heads and FFN " + d.ffn() + " into " + parts + " slices");
         }

@@ -98,6 +98,32 @@ class CpuKernelsMatchScalarReferenceTest {
     }
 
     @ParameterizedTest(name = "{0}")
+    @MethodSource("quantTypes")
+    void fourRowDot_isBitIdenticalToSingleRowDots_andCloseToTheScalarIntegerReference(GgmlType t) {
+        int cols = 512;
+        MemorySegment s = RandomBlocks.of(t, 4, cols, 44);
+        QuantRow[] rows = new QuantRow[4];
+        for (int r = 0; r < 4; r++) {
+            rows[r] = new QuantRow(cols);
+            rows[r].decode(t, s, r * t.byteSize(cols), cols);
+        }
+        QuantActivations x = new QuantActivations();
+        x.quantize(gaussian(2 * cols, 45), 2, cols, QuantRow.kQuant(t));
+        float[] four = new float[4];
+        QuantDot.dot4(rows, x, 1, four, 0);
+        for (int r = 0; r < 4; r++) {
+            float one = QuantDot.dot(rows[r], x, 1);
+            if (QuantDot.fusedSupports(t)) {
+                float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, 1);
+                assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r);
+            }
+            float ref = QuantDot.dotScalar(rows[r], x, 1);
+            assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(four[r]), t + " row " + r);
+            assertEquals(ref, one, 1e-5f * Math.max(1f, Math.abs(ref)), t + " row " + r + " vs scalar");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
     @MethodSource("types")
     void matmul_matchesScalarReference_forEveryBatchSize(GgmlType t) {
         int rows = 37;
