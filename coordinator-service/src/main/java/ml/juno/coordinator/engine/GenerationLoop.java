@@ -213,9 +213,12 @@ public final class GenerationLoop implements AutoCloseable {
         }
     }
 
-    /** Stops the thread after the step in flight. Requests still queued get no further output. */
+    /**
+     * Stops the thread after the step in flight, then ends every request still queued or running with
+     * {@code cancelled} and releases its blocks.
+     */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         Thread t;
         synchronized (this) {
             t = thread;
@@ -225,7 +228,23 @@ public final class GenerationLoop implements AutoCloseable {
             lock.notifyAll();
         }
         if (t != null) {
-            t.join();
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (Long id : active.keySet()) {
+            Active a = active.remove(id);
+            FinishedSequence f;
+            synchronized (lock) {
+                f = scheduler.finish(id, FinishReason.CANCELLED);
+            }
+            try {
+                a.sink.onFinish(f.reason(), f.usage(), "");
+            } catch (RuntimeException ignored) {
+                // shutting down: nothing more to do for this client
+            }
         }
     }
 }

@@ -2,7 +2,8 @@ package ml.juno.coordinator.kvcache;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Policy;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -12,14 +13,19 @@ import java.util.Map;
  * <p>Every block is in exactly one state: <b>used</b> (reference count &gt; 0), <b>cached</b> (count 0
  * but registered under the hash of the prefix it holds, so a later request with the same prefix can
  * take it back without recomputing) or <b>free</b>. A block is registered only once its tokens are
- * computed ({@link #commit}). When a new block is needed and none is free, the coldest cached block is
- * evicted; Caffeine (W-TinyLFU, frequency-aware) keeps the eviction order of the cached blocks.
+ * computed ({@link #commit}). When a new block is needed and none is free, the least recently released
+ * cached block is evicted (LRU, as vLLM). A sequence releases its blocks last-first, so a prefix loses its
+ * tail before its head and shared heads live longest. The cached set and its order live in a Caffeine
+ * cache read through its access-order policy with a logical clock (deterministic); Caffeine's size-based
+ * W-TinyLFU is not used, because its order over entries that come and go with every reuse was measured
+ * to be neither recency- nor frequency-preserving here.
  *
  * <p>Not thread-safe: owned by the generation loop's thread.
  */
 public final class KvCacheManager {
     private final int blockSize;
     private final int numBlocks;
+    private final boolean prefixCaching;
     private final int[] refCount;      // [numBlocks]
     private final boolean[] registered; // [numBlocks] holds a committed, findable prefix
     private final long[] blockHash;    // [numBlocks] chain hash when registered
@@ -32,8 +38,11 @@ public final class KvCacheManager {
 
     /** hash → block for every registered block (used or cached). */
     private final Map<Long, Integer> index = new HashMap<>();
-    /** The cached (evictable) blocks only; Caffeine decides which goes first. */
+    /** The cached (evictable) blocks only, in Caffeine's access order: least recently released first. */
     private final Cache<Long, Integer> evictable;
+    private final Policy.FixedExpiration<Long, Integer> lru;
+    private long clock;
+    private static final Duration NEVER = Duration.ofDays(365L * 100); // in ticks of the logical clock: never reached
 
     private long hitTokens;
     private long missTokens;
@@ -44,6 +53,7 @@ public final class KvCacheManager {
     public KvCacheManager(KvCacheConfig config) {
         this.blockSize = config.blockSize();
         this.numBlocks = config.numBlocks();
+        this.prefixCaching = config.prefixCaching();
         this.refCount = new int[numBlocks];
         this.registered = new boolean[numBlocks];
         this.blockHash = new long[numBlocks];
@@ -55,10 +65,11 @@ public final class KvCacheManager {
         }
         this.freeTop = numBlocks;
         this.evictable = Caffeine.newBuilder()
-                .maximumSize(numBlocks) // never reached: at most numBlocks blocks exist
+                .ticker(() -> ++clock) // logical clock: every operation is one tick, so the order is deterministic
+                .expireAfterAccess(NEVER) // nothing ever expires; only its access order is used
                 .executor(Runnable::run) // maintenance on this thread, so state stays in step
-                .evictionListener((Long hash, Integer block, RemovalCause cause) -> onAutomaticEviction(hash, block))
                 .build();
+        this.lru = evictable.policy().expireAfterAccess().orElseThrow();
     }
 
     public int blockSize() {
@@ -102,7 +113,7 @@ public final class KvCacheManager {
         if (maxNewTokens < 1) {
             throw new IllegalArgumentException("maxNewTokens must be >= 1, got " + maxNewTokens);
         }
-        int lookupBlocks = (length - 1) / blockSize;
+        int lookupBlocks = prefixCaching ? (length - 1) / blockSize : 0;
         long parent = PrefixHash.ROOT;
         int hits = 0;
         while (hits < lookupBlocks) {
@@ -157,6 +168,9 @@ public final class KvCacheManager {
      * @param tokens the sequence's tokens, at least {@code computedTokens} of them
      */
     public void commit(BlockTable table, int[] tokens, int computedTokens) {
+        if (!prefixCaching) {
+            return;
+        }
         int full = Math.min(computedTokens / blockSize, table.blockCount());
         for (int b = table.hashedCount(); b < full; b++) {
             long parent = b == 0 ? PrefixHash.ROOT : table.hash(b - 1);
@@ -202,7 +216,6 @@ public final class KvCacheManager {
 
     private void acquire(int block, long hash) {
         if (refCount[block] == 0) {
-            evictable.getIfPresent(hash); // counts as a use in Caffeine's frequency sketch
             evictable.invalidate(hash);
             cached--;
             used++;
@@ -239,12 +252,11 @@ public final class KvCacheManager {
     }
 
     private int evictColdest() {
-        var eviction = evictable.policy().eviction().orElseThrow();
-        Map<Long, Integer> coldest = eviction.coldest(1);
-        if (coldest.isEmpty()) {
+        Map<Long, Integer> oldest = lru.oldest(1);
+        if (oldest.isEmpty()) {
             throw new IllegalStateException("no free or cached block left (used " + used + " of " + numBlocks + ")");
         }
-        var e = coldest.entrySet().iterator().next();
+        var e = oldest.entrySet().iterator().next();
         evictable.invalidate(e.getKey());
         int block = e.getValue();
         unregister(block);
@@ -256,15 +268,5 @@ public final class KvCacheManager {
     private void unregister(int block) {
         index.remove(blockHash[block]);
         registered[block] = false;
-    }
-
-    /** Caffeine should never evict on its own (it never holds more than numBlocks); if it does, the block is freed. */
-    private void onAutomaticEviction(Long hash, Integer block) {
-        if (block != null && refCount[block] == 0 && registered[block] && blockHash[block] == hash) {
-            unregister(block);
-            cached--;
-            evictions++;
-            freeStack[freeTop++] = block;
-        }
     }
 }

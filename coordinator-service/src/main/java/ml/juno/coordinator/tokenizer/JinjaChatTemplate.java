@@ -22,19 +22,26 @@ import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
  * Renders a model's {@code tokenizer.chat_template} with Jinjava, set up like Hugging Face's
  * {@code apply_chat_template}: {@code trim_blocks} and {@code lstrip_blocks} on; variables
  * {@code messages}, {@code add_generation_prompt}, {@code bos_token}, {@code eos_token} and
- * {@code tools} (when given); functions {@code raise_exception} and {@code strftime_now}; and Python
- * string methods ({@link PythonStringMethods}). Output size is capped, since templates come from model
+ * {@code tools} (when given); functions {@code raise_exception} and {@code strftime_now}; Python
+ * string methods ({@link PythonStringMethods}) and Python's {@code json.dumps} layout for {@code tojson}
+ * ({@link PythonJsonFilter}). Output size is capped, since templates come from model
  * files.
  */
 public final class JinjaChatTemplate implements ChatTemplate {
     private static final long MAX_OUTPUT = 32L << 20;
     private static final Jinjava JINJAVA = create();
 
-    /** {@code {% for x in xs if cond %}}: Jinjava would silently ignore the condition. */
-    private static final Pattern LOOP_FILTER = Pattern.compile("\\{%-?\\s*for\\s[^%]*?\\sin\\s[^%]*?\\sif\\s[^%]*?%\\}");
+    /**
+     * {@code {% for x in xs if cond %}} (Jinja loop filter), which Jinjava would silently ignore. Groups:
+     * 1 tag opening, 2 loop variable, 3 iterable, 4 condition, 5 tag closing.
+     */
+    private static final Pattern LOOP_FILTER = Pattern.compile(
+            "(\\{%-?\\s*for\\s+)([A-Za-z_][A-Za-z0-9_]*)\\s+in\\s+([^%]*?)\\s+if\\s+([^%]*?)(\\s*-?%\\})");
+    private static final Pattern ANY_LOOP_FILTER = Pattern.compile("\\{%-?\\s*for\\s[^%]*?\\sin\\s[^%]*?\\sif\\s[^%]*?%\\}");
 
     private final String source;
-    private final boolean loopFilter;
+    private final String rewritten;
+    private final boolean unsupportedLoopFilter;
     private final String bosToken;
     private final String eosToken;
     private final List<String> stops;
@@ -47,7 +54,8 @@ public final class JinjaChatTemplate implements ChatTemplate {
      */
     public JinjaChatTemplate(String source, String bosToken, String eosToken, List<String> stops) {
         this.source = Objects.requireNonNull(source, "source");
-        this.loopFilter = LOOP_FILTER.matcher(source).find();
+        this.rewritten = rewriteLoopFilters(lstripBlocks(source));
+        this.unsupportedLoopFilter = ANY_LOOP_FILTER.matcher(rewritten).find();
         this.bosToken = bosToken == null ? "" : bosToken;
         this.eosToken = eosToken == null ? "" : eosToken;
         this.stops = List.copyOf(stops);
@@ -59,7 +67,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_WRITE);
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
-                .withLstripBlocks(true)
+                .withLstripBlocks(false) // emulated in lstripBlocks(): Jinjava also strips mid-line
                 .withElResolver(resolver)
                 .withMaxOutputSize(MAX_OUTPUT)
                 .withFailOnUnknownTokens(false)
@@ -67,9 +75,79 @@ public final class JinjaChatTemplate implements ChatTemplate {
         Jinjava j = new Jinjava(config);
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception",
                 JinjaChatTemplate.class, "raiseException", String.class));
+        j.getGlobalContext().registerFilter(new PythonJsonFilter());
+        j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "juno_select",
+                JinjaChatTemplate.class, "select", Object.class, String.class, String.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now",
                 JinjaChatTemplate.class, "strftimeNow", String.class));
         return j;
+    }
+
+    /**
+     * Jinja's {@code lstrip_blocks}: spaces and tabs between the start of a line and a block or comment
+     * tag are removed ({@code {%+ } keeps them). Jinjava's own option also strips before tags in the
+     * middle of a line, which changes output, so it is done here instead.
+     */
+    static String lstripBlocks(String src) {
+        StringBuilder sb = new StringBuilder(src.length());
+        int lineStart = 0; // index in sb where the current output line starts
+        for (int i = 0; i < src.length(); i++) {
+            char c = src.charAt(i);
+            if (c == '{' && i + 1 < src.length() && (src.charAt(i + 1) == '%' || src.charAt(i + 1) == '#')) {
+                boolean keep = i + 2 < src.length() && src.charAt(i + 2) == '+';
+                int k = sb.length();
+                while (k > lineStart && (sb.charAt(k - 1) == ' ' || sb.charAt(k - 1) == '\t')) {
+                    k--;
+                }
+                if (k == lineStart && !keep) {
+                    sb.setLength(k);
+                }
+                sb.append(c).append(src.charAt(i + 1));
+                i += keep ? 2 : 1; // drop the '+' of "{%+"
+                continue;
+            }
+            sb.append(c);
+            if (c == '\n') {
+                lineStart = sb.length();
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Rewrites {@code {% for x in xs if cond %}} to {@code {% for x in juno_select(xs, 'x', 'cond') %}}, so
+     * that the loop runs over the matching items only and {@code loop.index}/{@code loop.last} count them,
+     * as in Jinja.
+     */
+    static String rewriteLoopFilters(String src) {
+        java.util.regex.Matcher m = LOOP_FILTER.matcher(src);
+        StringBuilder sb = new StringBuilder();
+        while (m.find()) {
+            String replacement = m.group(1) + m.group(2) + " in juno_select(" + m.group(3) + ", '" + m.group(2) + "', '"
+                    + m.group(4).replace("\\", "\\\\").replace("'", "\\'") + "')" + m.group(5);
+            m.appendReplacement(sb, java.util.regex.Matcher.quoteReplacement(replacement));
+        }
+        m.appendTail(sb);
+        return sb.toString();
+    }
+
+    /** Template function behind rewritten loop filters: the items for which {@code condition} holds. */
+    public static List<Object> select(Object items, String variable, String condition) {
+        com.hubspot.jinjava.interpret.JinjavaInterpreter interpreter =
+                com.hubspot.jinjava.interpret.JinjavaInterpreter.getCurrent();
+        List<Object> out = new ArrayList<>();
+        Iterable<?> it = items instanceof Iterable<?> i ? i
+                : items instanceof Map<?, ?> map ? map.keySet() : items == null ? List.of() : List.of(items);
+        for (Object item : it) {
+            try (var scope = interpreter.enterScope()) {
+                interpreter.getContext().put(variable, item);
+                Object r = interpreter.resolveELExpression(condition, -1);
+                if (com.hubspot.jinjava.util.ObjectTruthValue.evaluate(r)) {
+                    out.add(item);
+                }
+            }
+        }
+        return out;
     }
 
     /** Template function {@code raise_exception(message)}. */
@@ -127,15 +205,16 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     @Override
     public String render(ChatRequest request) {
-        if (loopFilter) {
-            throw new ChatTemplateException("chat template uses a loop filter ({% for x in xs if cond %}), "
-                    + "which the Jinja engine here does not support");
+        if (unsupportedLoopFilter) {
+            throw new ChatTemplateException("chat template uses a loop filter over several variables "
+                    + "({% for a, b in xs if cond %}), which the Jinja engine here does not support");
         }
         List<Map<String, Object>> messages = new ArrayList<>();
         for (ChatMessage m : request.messages()) {
             Map<String, Object> msg = new LinkedHashMap<>();
             msg.put("role", m.role());
             msg.put("content", m.content());
+            msg.putAll(m.fields());
             messages.add(msg);
         }
         Map<String, Object> ctx = new HashMap<>();
@@ -148,7 +227,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
         }
         RenderResult result;
         try {
-            result = JINJAVA.renderForResult(source, ctx);
+            result = JINJAVA.renderForResult(rewritten, ctx);
         } catch (TemplateRaisedException e) {
             throw new ChatTemplateException("chat template refused the conversation: " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -22,6 +22,8 @@ final class SpmEncoder {
     private final int[] byteTokens; // byte value → token id of <0xNN> (or the 1-byte token), -1 if none
     private final int unk;
     private final LongSet adjacentPairs; // (char, next char) pairs that occur inside some token
+    private final LongIntMap charPieces;  // character (packed UTF-8) → piece id
+    private final LongIntMap pairs;       // (left piece, right piece) → token id of the concatenation
 
     SpmEncoder(TokenLookup lookup, List<String> texts, float[] scores, int unk) {
         this.lookup = lookup;
@@ -35,9 +37,24 @@ final class SpmEncoder {
             }
             byteTokens[b] = id;
         }
-        adjacentPairs = new LongSet(texts.size() * 8);
-        for (String t : texts) {
-            byte[] b = t.getBytes(StandardCharsets.UTF_8);
+        int n = texts.size();
+        adjacentPairs = new LongSet(n * 8);
+        charPieces = new LongIntMap(n);
+        pairs = new LongIntMap(n * 6);
+        byte[][] utf8 = new byte[n][];
+        int[] bounds = new int[64];
+        // single-character tokens keep their token id as piece id
+        for (int id = 0; id < n; id++) {
+            byte[] b = lookup.bytes(id);
+            utf8[id] = b;
+            if (b.length > 0 && Utf8.seqLen(b[0]) >= b.length) {
+                charPieces.putIfAbsent(charKey(b, 0, b.length), id);
+            }
+        }
+        int nextPiece = n;
+        for (int id = 0; id < n; id++) {
+            byte[] b = utf8[id];
+            int chars = 0;
             int prevKey = -1;
             for (int off = 0; off < b.length; ) {
                 int l = Math.min(Utf8.seqLen(b[off]), b.length - off);
@@ -45,10 +62,40 @@ final class SpmEncoder {
                 if (prevKey != -1) {
                     adjacentPairs.add(pairKey(prevKey, key));
                 }
+                if (chars + 1 >= bounds.length) {
+                    bounds = java.util.Arrays.copyOf(bounds, bounds.length * 2);
+                }
+                bounds[chars++] = off;
                 prevKey = key;
                 off += l;
             }
+            bounds[chars] = b.length;
+            // every split of the token into two symbols (a character or a token on each side) merges to it
+            for (int k = 1; k < chars; k++) {
+                int left = pieceOf(b, 0, bounds[k], k == 1, nextPiece);
+                if (left == nextPiece) {
+                    nextPiece++;
+                }
+                int right = pieceOf(b, bounds[k], b.length, k == chars - 1, nextPiece);
+                if (right == nextPiece) {
+                    nextPiece++;
+                }
+                if (left >= 0 && right >= 0) {
+                    pairs.putIfAbsent(pairKey(left, right), id);
+                }
+            }
         }
+    }
+
+    /**
+     * Piece id of {@code b[from, to)}: a single character gets its token id or a fresh id beyond the
+     * vocabulary ({@code fresh}); a longer string must be a token, else -1 (it can never be a symbol).
+     */
+    private int pieceOf(byte[] b, int from, int to, boolean singleChar, int fresh) {
+        if (singleChar) {
+            return charPieces.putIfAbsent(charKey(b, from, to - from), fresh);
+        }
+        return lookup.find(b, from, to - from);
     }
 
     /** The (up to 4) bytes of one UTF-8 character packed into an int. */
@@ -70,6 +117,7 @@ final class SpmEncoder {
         int[] size = new int[256];
         int[] prev = new int[256];
         int[] next = new int[256];
+        int[] piece = new int[256];
         final MergeHeap heap = new MergeHeap();
 
         void ensure(int n) {
@@ -77,6 +125,7 @@ final class SpmEncoder {
                 int c = Math.max(n, start.length * 2);
                 start = new int[c];
                 size = new int[c];
+                piece = new int[c];
                 prev = new int[c];
                 next = new int[c];
             }
@@ -112,11 +161,13 @@ final class SpmEncoder {
         int[] size = s.size;
         int[] prev = s.prev;
         int[] next = s.next;
+        int[] piece = s.piece;
         int n = 0;
         for (int off = from; off < to; ) {
             int l = Math.min(Utf8.seqLen(text[off]), to - off);
             start[n] = off;
             size[n] = l;
+            piece[n] = charPieces.get(charKey(text, off, l), -1);
             prev[n] = n - 1;
             off += l;
             next[n] = off == to ? -1 : n + 1;
@@ -125,29 +176,30 @@ final class SpmEncoder {
         MergeHeap heap = s.heap;
         heap.clear();
         for (int i = 1; i < n; i++) {
-            tryAdd(heap, text, start, size, i - 1, i);
+            tryAdd(heap, piece, i - 1, i);
         }
         while (!heap.isEmpty()) {
             heap.pop();
             int left = heap.topA;
             int right = heap.topB;
             int merged = heap.topC;
-            // stale if either side was merged away or has grown since the pair was queued
-            if (size[left] == 0 || size[right] == 0 || size[left] + size[right] != merged) {
+            // stale if either side was merged away or has changed since the pair was queued
+            if (size[left] == 0 || size[right] == 0 || pairs.get(pairKey(piece[left], piece[right]), -1) != merged) {
                 continue;
             }
             size[left] += size[right];
             size[right] = 0;
+            piece[left] = merged;
             next[left] = next[right];
             if (next[right] >= 0) {
                 prev[next[right]] = left;
             }
-            tryAdd(heap, text, start, size, prev[left], left);
-            tryAdd(heap, text, start, size, left, next[left]);
+            tryAdd(heap, piece, prev[left], left);
+            tryAdd(heap, piece, left, next[left]);
         }
         for (int i = 0; i != -1; i = next[i]) {
-            int id = lookup.find(text, start[i], size[i]);
-            if (id >= 0) {
+            int id = piece[i];
+            if (id >= 0 && id < lookup.size()) { // else a character outside the vocabulary
                 out.add(id);
                 continue;
             }
@@ -165,18 +217,17 @@ final class SpmEncoder {
         }
     }
 
-    private void tryAdd(MergeHeap heap, byte[] text, int[] start, int[] size, int left, int right) {
-        if (left < 0 || right < 0) {
+    private void tryAdd(MergeHeap heap, int[] piece, int left, int right) {
+        if (left < 0 || right < 0 || piece[left] < 0 || piece[right] < 0) {
             return;
         }
-        int total = size[left] + size[right];
-        int id = lookup.find(text, start[left], total);
+        int id = pairs.get(pairKey(piece[left], piece[right]), -1);
         if (id < 0) {
             return;
         }
         // max-heap on score, then min on left index: invert the order-preserving int image of the score
         long ordered = sortable(scores[id]);
-        heap.push(((-ordered) << 32) | left, left, right, total);
+        heap.push(((-ordered) << 32) | left, left, right, id);
     }
 
     /** Maps a float to an int with the same ordering (NaN treated as lowest, -0 as 0). */

@@ -24,7 +24,7 @@ public final class StreamingDetokenizer {
     }
 
     /** Adds one token; returns the text that became complete (possibly empty). */
-    public String push(int tokenId) {
+    public String decode(int tokenId) {
         scratch.reset();
         tokenizer.appendPiece(tokenId, renderSpecial, scratch);
         byte[] piece = scratch.toByteArray();

@@ -42,6 +42,11 @@ final class TokenLookup {
         maxLen = longest;
     }
 
+    /** Number of tokens. */
+    int size() {
+        return bytes.length;
+    }
+
     /** Length in bytes of the longest token. */
     int maxLength() {
         return maxLen;

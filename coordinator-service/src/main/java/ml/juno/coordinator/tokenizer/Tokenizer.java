@@ -168,14 +168,13 @@ public final class Tokenizer {
         if (text == null) {
             throw new IllegalArgumentException("text must not be null");
         }
-        if ((long) text.length() * 3 > MAX_INPUT_BYTES && text.length() > MAX_INPUT_BYTES / 3) {
-            long bytes = Utf8.encode(text).length;
-            if (bytes > MAX_INPUT_BYTES) {
-                throw new IllegalArgumentException("input of " + bytes + " UTF-8 bytes exceeds the tokenizer limit of "
-                        + MAX_INPUT_BYTES);
-            }
+        if (text.length() > MAX_INPUT_BYTES) { // every char is at least one byte
+            throw tooLong(text.length());
         }
         byte[] utf8 = Utf8.encode(text);
+        if (utf8.length > MAX_INPUT_BYTES) {
+            throw tooLong(utf8.length);
+        }
         IntList frags = splitter.split(utf8, parseSpecial);
         IntList out = new IntList(utf8.length / 3 + 4);
         if (spm != null) {
@@ -184,6 +183,11 @@ public final class Tokenizer {
             encodeBpe(utf8, frags, addSpecial, out);
         }
         return out.toArray();
+    }
+
+    private static IllegalArgumentException tooLong(long bytes) {
+        return new IllegalArgumentException("input of at least " + bytes + " UTF-8 bytes exceeds the tokenizer limit of "
+                + MAX_INPUT_BYTES + " bytes");
     }
 
     private void encodeSpm(byte[] utf8, IntList frags, boolean addSpecial, IntList out) {

@@ -240,4 +240,17 @@ class GenerationLoopTest {
         }
         assertEquals(0, kv.stats().blocks().used());
     }
+
+    @Test
+    void close_cancelsWhatIsStillQueuedOrRunningAndFreesItsBlocks() {
+        RecordingSink running = submit(new int[] {0, 1, 2}, StopCondition.of(50));
+        loop.runOnce();
+        RecordingSink queued = submit(new int[] {3}, StopCondition.of(50));
+        loop.close();
+        assertEquals(FinishReason.CANCELLED, running.reason);
+        assertEquals(1, running.usage.completionTokens());
+        assertEquals(FinishReason.CANCELLED, queued.reason);
+        assertEquals(0, loop.activeCount());
+        assertEquals(0, kv.stats().blocks().used());
+    }
 }

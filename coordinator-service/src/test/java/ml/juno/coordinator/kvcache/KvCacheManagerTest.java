@@ -178,9 +178,9 @@ class KvCacheManagerTest {
     void forBudget_sizesPoolFromBytesPerToken() {
         var layout = new KvLayout(2, 4, 8, 2); // 2*2*4*8*2 = 256 bytes per token
         assertEquals(256, layout.bytesPerToken());
-        var cfg = KvCacheConfig.forBudget(256L * 16 * 10 + 100, layout, 16);
+        var cfg = KvCacheConfig.forBudget(256L * 16 * 10 + 100, layout, 16, true);
         assertEquals(10, cfg.numBlocks());
-        assertThrows(IllegalArgumentException.class, () -> KvCacheConfig.forBudget(100, layout, 16));
+        assertThrows(IllegalArgumentException.class, () -> KvCacheConfig.forBudget(100, layout, 16, true));
     }
 
     @Test
@@ -212,5 +212,52 @@ class KvCacheManagerTest {
         var all = new BlockTable();
         assertTrue(kv.allocateSlots(all, 64 * BS), "the whole pool can be taken");
         assertEquals(64, all.blockCount());
+    }
+
+    @Test
+    void eviction_takesTheLeastRecentlyReleasedBlockAndAPrefixTailBeforeItsHead() {
+        var kv = new KvCacheManager(new KvCacheConfig(BS, 8));
+        int[] old = tokens(0, 13);    // 3 full blocks + 1 partial
+        int[] recent = tokens(100, 5); // 1 full block + 1 partial
+        kv.free(prefill(kv, old));
+        kv.free(prefill(kv, recent));
+        assertEquals(new KvCacheStats.BlockUsage(0, 4, 4, 8), kv.stats().blocks());
+
+        var big = new BlockTable();
+        assertTrue(kv.allocateSlots(big, 5 * BS)); // 4 free + 1 eviction
+        kv.free(big);
+        var a = new BlockTable();
+        assertEquals(8, kv.admit(a, old, old.length, 100), "old prefix lost only its tail block");
+        kv.free(a);
+        var b = new BlockTable();
+        assertEquals(4, kv.admit(b, recent, recent.length, 100), "the recently released prefix is intact");
+        kv.free(b);
+
+        // a hit refreshes: 'old' (just reused) now outlives 'recent'
+        var c = new BlockTable();
+        assertEquals(8, kv.admit(c, old, old.length, 100));
+        kv.free(c);
+        int free = kv.stats().blocks().free();
+        var d = new BlockTable();
+        assertTrue(kv.allocateSlots(d, (free + 1) * BS)); // one more eviction
+        kv.free(d);
+        assertEquals(2, kv.stats().prefix().evictions());
+        var e = new BlockTable();
+        assertEquals(8, kv.admit(e, old, old.length, 100), "the reused prefix survived");
+        kv.free(e);
+        var f = new BlockTable();
+        assertEquals(0, kv.admit(f, recent, recent.length, 100), "the least recently released one went");
+    }
+
+    @Test
+    void prefixCachingOff_neverSharesAndReturnsEveryBlockToTheFreeList() {
+        var kv = new KvCacheManager(new KvCacheConfig(BS, 16, false));
+        int[] prompt = tokens(0, 13);
+        kv.free(prefill(kv, prompt));
+        assertEquals(new KvCacheStats.BlockUsage(0, 0, 16, 16), kv.stats().blocks());
+        var t = new BlockTable();
+        assertEquals(0, kv.admit(t, prompt, prompt.length, 100));
+        assertEquals(0, kv.stats().prefix().hitTokens());
+        assertEquals(26, kv.stats().prefix().missTokens());
     }
 }

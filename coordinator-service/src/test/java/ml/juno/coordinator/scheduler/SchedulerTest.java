@@ -308,4 +308,55 @@ class SchedulerTest {
         }
         assertEquals(5, h.finished.size());
     }
+
+    @Test
+    void runningSequencesPrefix_isSharedWithANewRequestAndCountedTwice() {
+        Harness h = Harness.small();
+        int[] prompt = Harness.prompt(11, 10, V);
+        long a = h.submit(prompt, GREEDY, StopCondition.of(30), 0);
+        h.step();
+        long b = h.submit(prompt, GREEDY, StopCondition.of(3), 0);
+        StepPlan plan = h.step();
+        ScheduledRow rowA = rowOf(plan, a);
+        ScheduledRow rowB = rowOf(plan, b);
+        assertEquals(8, rowB.chunk().startPosition(), "two full blocks shared with the running sequence");
+        assertEquals(rowA.kv().blockTable()[0], rowB.kv().blockTable()[0]);
+        assertEquals(rowA.kv().blockTable()[1], rowB.kv().blockTable()[1]);
+        assertTrue(rowA.kv().blockTable()[2] != rowB.kv().blockTable()[2], "the partial block is private");
+        assertEquals(2, h.kv.refCount(rowA.kv().blockTable()[0]));
+        h.runToEnd(100);
+        assertEquals(h.tokens.get(a).subList(0, 3), h.tokens.get(b), "same prompt, same greedy start");
+        assertEquals(0, h.kv.refCount(rowA.kv().blockTable()[0]));
+    }
+
+    @Test
+    void identicalPromptsInOneStep_bothComputeAndTheDuplicateBlocksStayPrivate() {
+        Harness h = Harness.small();
+        int[] prompt = Harness.prompt(12, 9, V);
+        long a = h.submit(prompt, GREEDY, StopCondition.of(2), 0);
+        long b = h.submit(prompt, GREEDY, StopCondition.of(2), 0);
+        StepPlan plan = h.step();
+        assertEquals(0, rowOf(plan, a).chunk().startPosition());
+        assertEquals(0, rowOf(plan, b).chunk().startPosition(), "nothing was committed yet to share");
+        h.runToEnd(20);
+        assertEquals(h.tokens.get(a), h.tokens.get(b));
+        var blocks = h.kv.stats().blocks();
+        assertEquals(0, blocks.used());
+        assertEquals(2, blocks.cached(), "one registered copy of each full block; duplicates went back to free");
+        long c = h.submit(prompt, GREEDY, StopCondition.of(2), 0);
+        assertEquals(8, rowOf(h.step(), c).chunk().startPosition());
+    }
+
+    @Test
+    void prefixCachingOff_recomputesRepeatedPromptsFromTheStart() {
+        Harness h = new Harness(V, 16, 8, 64, new KvCacheConfig(4, 64, false));
+        int[] prompt = Harness.prompt(9, 14, V);
+        long a = h.submit(prompt, GREEDY, StopCondition.of(4), 0);
+        h.runToEnd(20);
+        long b = h.submit(prompt, GREEDY, StopCondition.of(4), 0);
+        assertEquals(0, rowOf(h.step(), b).chunk().startPosition());
+        h.runToEnd(20);
+        assertEquals(h.tokens.get(a), h.tokens.get(b));
+        assertEquals(0, h.finished.get(b).usage().cachedTokens());
+    }
 }

@@ -131,6 +131,32 @@ class ChatTemplateTest {
     }
 
     @Test
+    void jinja_tojson_printsLikePythonJsonDumps() {
+        Map<String, Object> fn = new java.util.LinkedHashMap<>();
+        fn.put("name", "get_weather");
+        fn.put("parameters", Map.of("type", "object"));
+        fn.put("required", List.of("city", "Ünit"));
+        String src = "{% for t in tools %}{{ t | tojson }}\n{{ t | tojson(indent=2) }}{% endfor %}";
+        String out = new JinjaChatTemplate(src, "", "", List.of())
+                .render(new ChatRequest(List.of(ChatMessage.user("x")), false, List.of(fn)));
+        assertEquals("{\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}, \"required\": [\"city\", \"Ünit\"]}\n"
+                + "{\n  \"name\": \"get_weather\",\n  \"parameters\": {\n    \"type\": \"object\"\n  },\n"
+                + "  \"required\": [\n    \"city\",\n    \"Ünit\"\n  ]\n}", out);
+    }
+
+    @Test
+    void jinja_seesExtraMessageFieldsSuchAsToolCalls() {
+        String src = "{% for m in messages %}{% if m.tool_calls is defined %}"
+                + "{% for c in m.tool_calls %}call {{ c['function']['name'] }}({{ c['function']['arguments'] }}){% endfor %}"
+                + "{% else %}{{ m.role }}: {{ m.content }}{% endif %}{{ '\\n' }}{% endfor %}";
+        ChatMessage call = new ChatMessage("assistant", null, Map.of("tool_calls",
+                List.of(Map.of("type", "function", "function", Map.of("name", "get_weather", "arguments", "{\"city\":\"Oslo\"}")))));
+        String out = new JinjaChatTemplate(src, "", "", List.of())
+                .render(new ChatRequest(List.of(ChatMessage.user("Weather?"), call), false));
+        assertEquals("user: Weather?\ncall get_weather({\"city\":\"Oslo\"})\n", out);
+    }
+
+    @Test
     void jinja_raiseException_becomesChatTemplateExceptionWithTheMessage() {
         String src = "{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}"
                 + "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
@@ -143,9 +169,24 @@ class ChatTemplateTest {
     }
 
     @Test
-    void jinja_loopFilter_isRefusedInsteadOfIgnored() {
-        ChatTemplate t = new JinjaChatTemplate("{% for m in messages if m.role != 'system' %}{{ m.role }}{% endfor %}",
-                "", "", List.of());
+    void jinja_loopFilter_skipsItemsAndCountsOnlyTheRest() {
+        ChatTemplate t = new JinjaChatTemplate("{% for m in messages if m.role != 'system' %}{{ loop.index }}{{ m.role }}"
+                + "{% if loop.last %}!{% endif %} {% endfor %}|{%- for m in messages if m['content'].startswith('H') -%}"
+                + "{{ m.content }},{%- endfor -%}", "", "", List.of());
+        assertEquals("1user 2assistant 3user! |Hello!,Hi there. How can I help?,",
+                t.render(new ChatRequest(CONVERSATION, true)));
+    }
+
+    @Test
+    void jinja_lstripBlocks_stripsOnlyIndentationBeforeTags() {
+        String src = "x {% if true %}A{% endif %}\n  {% if true %}B{% endif %}\n\t{# note #}\n  {%+ if true %}C{% endif %}";
+        assertEquals("x AB  C", new JinjaChatTemplate(src, "", "", List.of())
+                .render(new ChatRequest(CONVERSATION, false)));
+    }
+
+    @Test
+    void jinja_loopFilterOverSeveralVariables_isRefusedInsteadOfIgnored() {
+        ChatTemplate t = new JinjaChatTemplate("{% for k, v in {'a': 1}.items() if v %}{{ k }}{% endfor %}", "", "", List.of());
         ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(new ChatRequest(CONVERSATION, true)));
         assertTrue(e.getMessage().contains("loop filter"), e.getMessage());
     }

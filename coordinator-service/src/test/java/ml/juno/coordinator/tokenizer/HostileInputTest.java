@@ -21,7 +21,7 @@ class HostileInputTest {
     @ValueSource(strings = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-deepseek-coder.gguf"})
     void hundredThousandRepeatedChars_encodeInSubQuadraticTime(String vocab) {
         Tokenizer tok = TestModels.tokenizer(vocab);
-        for (String c : new String[] {"a", " ", "\n", "🦙", "<"}) {
+        for (String c : new String[] {"a", " ", "🦙", "<"}) {
             String s = c.repeat(100_000);
             int[] ids = assertTimeoutPreemptively(LIMIT, () -> tok.encode(s, false, false), vocab + " '" + c + "'");
             // at most one token per byte, plus SentencePiece's prefix space

@@ -65,6 +65,31 @@ class LlamaCppTestVectorsTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"})
+    void encode_fromManyThreadsAtOnce_givesTheSameIds(String vocab) throws Exception {
+        Tokenizer tok = TestModels.tokenizer(vocab);
+        List<Case> cases = read(vocab);
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(4)) {
+            List<java.util.concurrent.Future<Boolean>> results = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                results.add(pool.submit(() -> {
+                    for (int round = 0; round < 20; round++) {
+                        for (Case c : cases) {
+                            if (!Arrays.equals(c.ids(), tok.encode(c.text(), false, false))) {
+                                return false;
+                            }
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (var r : results) {
+                assertTrue(r.get(), vocab);
+            }
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf", "ggml-vocab-gpt-2.gguf",
             "ggml-vocab-deepseek-coder.gguf"})
     void decode_ofEncode_returnsTheOriginalText(String vocab) throws IOException {

@@ -1,10 +1,13 @@
 package ml.juno.coordinator.tokenizer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Word splits of the pre-tokenizer expressions, worked out from the regular expressions by hand. */
 class PreTokenizerTest {
@@ -41,6 +44,23 @@ class PreTokenizerTest {
     @Test
     void deepseekCoder_splitsNewlinesPunctuationAndDigits() {
         assertEquals(List.of("a", "\n", "b", " (", "1", "2", "测试"), split("deepseek-coder", "a\nb (12测试"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "gpt-2", "llama-bpe", "llama3", "qwen2", "deepseek-llm", "deepseek-coder",
+            "falcon", "starcoder", "smaug-bpe", "deepseek-r1-qwen"})
+    void everySupportedPreTokenizer_coversTheTextExactly(String pre) {
+        String text = "Hello, y'all!  How are you 😁 ?我想在apple工作1314151天～\n\n\t 3.14 Ünïcödé   \u3000x\r\n";
+        List<String> words = split(pre, text);
+        assertEquals(text, String.join("", words), pre);
+        assertTrue(words.size() > 10, pre + " split into " + words);
+        assertTrue(words.stream().noneMatch(String::isEmpty), pre);
+    }
+
+    @Test
+    void deepseekLlm_isolatesNewlinesThenTrailingWhitespace() {
+        // "[\r\n]" runs first, so the final "\s+$" sees "a b  " and takes the two trailing spaces
+        assertEquals(List.of("a", " b", "  ", "\n"), split("deepseek-llm", "a b  \n"));
     }
 
     @Test

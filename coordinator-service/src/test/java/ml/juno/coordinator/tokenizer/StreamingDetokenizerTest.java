@@ -19,7 +19,7 @@ class StreamingDetokenizerTest {
         StringBuilder sb = new StringBuilder();
         boolean heldBack = false;
         for (int id : ids) {
-            String delta = d.push(id);
+            String delta = d.decode(id);
             assertFalse(delta.contains("\uFFFD"), vocab + ": delta with U+FFFD after token " + id);
             heldBack |= d.pendingBytes() > 0;
             sb.append(delta);
@@ -40,11 +40,11 @@ class StreamingDetokenizerTest {
         StreamingDetokenizer d = tok.streamingDetokenizer(false);
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < ids.length - 1; i++) {
-            sb.append(d.push(ids[i]));
+            sb.append(d.decode(ids[i]));
         }
         assertFalse(sb.toString().contains("🦙"));
         assertTrue(d.pendingBytes() > 0);
-        sb.append(d.push(ids[ids.length - 1]));
+        sb.append(d.decode(ids[ids.length - 1]));
         assertTrue(sb.toString().endsWith("🦙"));
         assertEquals(0, d.pendingBytes());
     }
@@ -55,7 +55,7 @@ class StreamingDetokenizerTest {
         Tokenizer tok = TestModels.tokenizer(vocab);
         int first = tok.tokenId("<0xF0>");
         StreamingDetokenizer d = tok.streamingDetokenizer(false);
-        assertEquals("", d.push(first));
+        assertEquals("", d.decode(first));
         assertEquals("\uFFFD", d.flush());
     }
 
@@ -64,7 +64,7 @@ class StreamingDetokenizerTest {
     void controlTokens_renderOnlyWhenAsked(String vocab) {
         Tokenizer tok = TestModels.tokenizer(vocab);
         int end = tok.tokenId("<|end|>");
-        assertEquals("", tok.streamingDetokenizer(false).push(end));
-        assertEquals("<|end|>", tok.streamingDetokenizer(true).push(end));
+        assertEquals("", tok.streamingDetokenizer(false).decode(end));
+        assertEquals("<|end|>", tok.streamingDetokenizer(true).decode(end));
     }
 }

@@ -77,7 +77,7 @@ final class KScales {
             for (int i = 0; i < 32; i++) {
                 avX.add(FloatVector.fromArray(QuantLanes.F, xt, i * 8).abs()).intoArray(s.wt, i * 8);
             }
-            QuantLanes.qkx2(32, nmax, xt, s.wt, s.lt, s.auxT, scales, mins, 0, rmin, rdelta, nstep);
+            QuantLanes.qkx2(32, nmax, xt, s.wt, s.lt, s.auxT, scales, mins, 0, rmin, rdelta, nstep, false);
             for (int j = 0; j < 8; j++) {
                 for (int i = 0; i < 32; i++) {
                     L[32 * j + i] = (byte) s.lt[i * 8 + j];

@@ -96,10 +96,11 @@ public final class ModelQuantizer {
 
     static TensorTypeRules.ModelFacts facts(GgufMetadata md) {
         String arch = md.getString(GgufKeys.GENERAL_ARCHITECTURE, "");
-        int layers = intOrFirst(md, arch + ".block_count");
-        int heads = intOrFirst(md, arch + ".attention.head_count");
-        int headsKv = md.has(arch + ".attention.head_count_kv") ? intOrFirst(md, arch + ".attention.head_count_kv") : heads;
-        int experts = intOrFirst(md, arch + ".expert_count");
+        int layers = intOrFirst(md, GgufKeys.arch(arch, GgufKeys.BLOCK_COUNT));
+        int heads = intOrFirst(md, GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT));
+        String kvKey = GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT_KV);
+        int headsKv = md.has(kvKey) ? intOrFirst(md, kvKey) : heads;
+        int experts = intOrFirst(md, GgufKeys.arch(arch, GgufKeys.EXPERT_COUNT));
         return new TensorTypeRules.ModelFacts(arch, layers, heads, headsKv, experts);
     }
 

@@ -23,6 +23,12 @@ import ml.juno.engine.tensor.GgmlType;
  */
 public final class ParallelTensorWriter {
     static final int CHUNK_ELEMENTS = 1 << 16;
+    /**
+     * Below this many values to quantize with a lane-capable type, the scalar quantizers are used: the lane
+     * paths need a few seconds of JIT warm-up before they are faster (about 4M values per thread), so they pay
+     * off only on model-sized jobs.
+     */
+    static final long LANES_MIN_ELEMENTS = 1L << 25;
     private static final int RAW_CHUNK_BYTES = 1 << 20;
 
     private ParallelTensorWriter() {
@@ -36,6 +42,7 @@ public final class ParallelTensorWriter {
         }
         List<Chunk> chunks = new ArrayList<>();
         long total = 0;
+        long laneElements = 0;
         for (TensorWriteJob job : jobs) {
             GgufStreamWriter.TensorSpec spec = job.spec();
             total += spec.byteSize();
@@ -45,6 +52,9 @@ public final class ParallelTensorWriter {
                     chunks.add(new Chunk(job, off, Math.min(RAW_CHUNK_BYTES, bytes - off)));
                 }
             } else {
+                if (RowQuantizers.hasLanes(spec.type())) {
+                    laneElements += spec.rowCount() * spec.rowLength();
+                }
                 long rows = spec.rowCount();
                 int rowsPerChunk = (int) Math.max(1, Math.min(rows, CHUNK_ELEMENTS / spec.rowLength()));
                 for (long r = 0; r < rows; r += rowsPerChunk) {
@@ -53,7 +63,8 @@ public final class ParallelTensorWriter {
             }
         }
         AtomicLong done = new AtomicLong();
-        ThreadLocal<Worker> workers = ThreadLocal.withInitial(Worker::new);
+        boolean lanes = laneElements >= LANES_MIN_ELEMENTS;
+        ThreadLocal<Worker> workers = ThreadLocal.withInitial(() -> new Worker(lanes));
         ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "juno-quantize");
             t.setDaemon(true);
@@ -111,8 +122,13 @@ public final class ParallelTensorWriter {
     /** One thread's quantizers and buffers. */
     private static final class Worker {
         private final RowQuantizer[] quantizers = new RowQuantizer[GgmlType.values().length];
+        private final boolean lanes;
         private float[] floats = new float[0];
         private byte[] bytes = new byte[0];
+
+        Worker(boolean lanes) {
+            this.lanes = lanes;
+        }
 
         void process(GgufStreamWriter writer, Chunk c) {
             TensorWriteJob job = c.job();
@@ -150,7 +166,7 @@ public final class ParallelTensorWriter {
         private RowQuantizer quantizer(GgmlType type) {
             RowQuantizer q = quantizers[type.ordinal()];
             if (q == null) {
-                q = RowQuantizers.create(type);
+                q = RowQuantizers.create(type, lanes);
                 quantizers[type.ordinal()] = q;
             }
             return q;

@@ -15,6 +15,23 @@ public final class Q2_KQuantizer implements RowQuantizer {
     private final float[] weights = new float[16];
     private final float[] mins = new float[QK_K / 16];
     private final float[] scales = new float[QK_K / 16];
+    private final float[] xt = new float[128];      // [16 values][8 groups], half a super-block
+    private final float[] wt = new float[128];
+    private final float[] lt = new float[128];
+    private final float[] auxT = new float[128];
+    private final boolean lanes;
+
+    /** The fast quantizer: eight groups at a time with the Vector API. */
+    public Q2_KQuantizer() {
+        this(true);
+    }
+
+    /**
+     * @param lanes {@code false} for the scalar reference path (same bytes, slower)
+     */
+    public Q2_KQuantizer(boolean lanes) {
+        this.lanes = lanes;
+    }
 
     @Override
     public GgmlType type() {
@@ -29,12 +46,32 @@ public final class Q2_KQuantizer implements RowQuantizer {
         for (int b = 0; b < n / QK_K; b++, xo += QK_K, yo += BYTES) {
             float maxScale = 0;
             float maxMin = 0;
-            for (int j = 0; j < QK_K / 16; ++j) {
-                for (int l = 0; l < 16; ++l) {
-                    weights[l] = Math.abs(x[xo + 16 * j + l]);
+            if (lanes) {
+                for (int half = 0; half < 2; half++) {
+                    for (int j = 0; j < 8; j++) {
+                        for (int i = 0; i < 16; i++) {
+                            float v = x[xo + 16 * (8 * half + j) + i];
+                            xt[i * 8 + j] = v;
+                            wt[i * 8 + j] = Math.abs(v);
+                        }
+                    }
+                    QuantLanes.qkx2(16, 3, xt, wt, lt, auxT, scales, mins, 8 * half, -0.5f, 0.1f, 15, true);
+                    for (int j = 0; j < 8; j++) {
+                        for (int i = 0; i < 16; i++) {
+                            L[16 * (8 * half + j) + i] = (byte) lt[i * 8 + j];
+                        }
+                    }
                 }
-                scales[j] = QuantMath.makeQkx2Quants(16, 3, x, xo + 16 * j, weights, L, 16 * j, mins, j, aux,
-                        -0.5f, 0.1f, 15, true);
+            } else {
+                for (int j = 0; j < QK_K / 16; ++j) {
+                    for (int l = 0; l < 16; ++l) {
+                        weights[l] = Math.abs(x[xo + 16 * j + l]);
+                    }
+                    scales[j] = QuantMath.makeQkx2Quants(16, 3, x, xo + 16 * j, weights, L, 16 * j, mins, j, aux,
+                            -0.5f, 0.1f, 15, true);
+                }
+            }
+            for (int j = 0; j < QK_K / 16; ++j) {
                 if (scales[j] > maxScale) {
                     maxScale = scales[j];
                 }

@@ -16,6 +16,21 @@ public final class Q3_KQuantizer implements RowQuantizer {
 
     private final byte[] levels = new byte[QK_K];   // [256] biased levels 0..7
     private final float[] scales = new float[QK_K / 16];
+    private final float[] xt = new float[128];      // [16 values][8 groups], half a super-block
+    private final float[] lt = new float[128];
+    private final boolean lanes;
+
+    /** The fast quantizer: eight groups at a time with the Vector API. */
+    public Q3_KQuantizer() {
+        this(true);
+    }
+
+    /**
+     * @param lanes {@code false} for the scalar reference path (same bytes, slower)
+     */
+    public Q3_KQuantizer(boolean lanes) {
+        this.lanes = lanes;
+    }
 
     @Override
     public GgmlType type() {
@@ -29,8 +44,14 @@ public final class Q3_KQuantizer implements RowQuantizer {
         for (int b = 0; b < n / QK_K; b++, xo += QK_K, yo += BYTES) {
             float maxScale = 0;
             float amax = 0;
+            for (int half = 0; half < 2; half++) {
+                if (!lanes || !lanes(x, xo, half, L)) {
+                    for (int j = 8 * half; j < 8 * half + 8; ++j) {
+                        scales[j] = QuantMath.makeQ3Quants(16, 4, x, xo + 16 * j, L, 16 * j, true);
+                    }
+                }
+            }
             for (int j = 0; j < QK_K / 16; ++j) {
-                scales[j] = QuantMath.makeQ3Quants(16, 4, x, xo + 16 * j, L, 16 * j, true);
                 float scale = Math.abs(scales[j]);
                 if (scale > amax) {
                     amax = scale;
@@ -92,5 +113,23 @@ public final class Q3_KQuantizer implements RowQuantizer {
                 }
             }
         }
+    }
+
+    /** Groups {@code 8*half .. 8*half+7} through {@link QuantLanes#q3}; false when the scalar path must redo them. */
+    private boolean lanes(float[] x, int xo, int half, byte[] L) {
+        for (int j = 0; j < 8; j++) {
+            for (int i = 0; i < 16; i++) {
+                xt[i * 8 + j] = x[xo + 16 * (8 * half + j) + i];
+            }
+        }
+        if (!QuantLanes.q3(16, 4, xt, lt, scales, 8 * half)) {
+            return false;
+        }
+        for (int j = 0; j < 8; j++) {
+            for (int i = 0; i < 16; i++) {
+                L[16 * (8 * half + j) + i] = (byte) lt[i * 8 + j];
+            }
+        }
+        return true;
     }
 }

@@ -37,12 +37,12 @@ final class QuantLanes {
     }
 
     /**
-     * {@code make_qkx2_quants} (squared-error variant, {@code use_mad} false) on eight groups of {@code n}: levels into {@code lt}, scales into
+     * {@code make_qkx2_quants} on eight groups of {@code n}: levels into {@code lt}, scales into
      * {@code scales[so..so+8)}, mins (positive, as {@code the_min}) into {@code mins[so..so+8)}; {@code auxT} is
      * scratch of the same size as {@code xt}.
      */
     static void qkx2(int n, int nmax, float[] xt, float[] wt, float[] lt, float[] auxT, float[] scales, float[] mins,
-                     int so, float rmin, float rdelta, int nstep) {
+                     int so, float rmin, float rdelta, int nstep, boolean useMad) {
         FloatVector x0 = FloatVector.fromArray(F, xt, 0);
         FloatVector min = x0;
         FloatVector max = x0;
@@ -69,7 +69,7 @@ final class QuantLanes {
             FloatVector lf = clamp(nearestInt(iscale.mul(xi.sub(min))), 0f, nmax);
             lf.intoArray(lt, i * LANES);
             FloatVector diff = scale.mul(lf).add(min).sub(xi);
-            diff = diff.mul(diff);
+            diff = useMad ? diff.abs() : diff.mul(diff);
             bestError = bestError.add(FloatVector.fromArray(F, wt, i * LANES).mul(diff));
         }
         if (nstep >= 1) {
@@ -101,7 +101,7 @@ final class QuantLanes {
                 for (int i = 0; i < n; i++) {
                     FloatVector xi = FloatVector.fromArray(F, xt, i * LANES);
                     FloatVector diff = thisScale.mul(FloatVector.fromArray(F, auxT, i * LANES)).add(thisMin).sub(xi);
-                    diff = diff.mul(diff);
+                    diff = useMad ? diff.abs() : diff.mul(diff);
                     curError = curError.add(FloatVector.fromArray(F, wt, i * LANES).mul(diff));
                 }
                 VectorMask<Float> better = positive.and(curError.compare(VectorOperators.LT, bestError));
@@ -190,5 +190,83 @@ final class QuantLanes {
             scale = scale.blend(zero, tiny);
         }
         scale.intoArray(scales, so);
+    }
+
+    /** Largest magnitude {@link QuantMath#nearestInt} rounds correctly; beyond it the scalar trick gives garbage. */
+    private static final float NEAREST_INT_LIMIT = 4194303f;
+
+    /**
+     * {@code make_q3_quants(n, nmax, x, L, true)} on eight groups of {@code n}: levels biased by nmax into
+     * {@code lt}, scales into {@code scales[so..so+8)}. Returns {@code false} (and the caller must use the scalar
+     * reference for these groups) if some lane would round a value beyond ±2^22, where ggml's
+     * {@code nearest_int} returns an artefact of its bit trick that these float lanes do not reproduce.
+     */
+    static boolean q3(int n, int nmax, float[] xt, float[] lt, float[] scales, int so) {
+        FloatVector zero = FloatVector.zero(F);
+        FloatVector max = zero;
+        FloatVector amax = zero;
+        for (int i = 0; i < n; i++) {
+            FloatVector xi = FloatVector.fromArray(F, xt, i * LANES);
+            FloatVector ax = xi.abs();
+            VectorMask<Float> bigger = ax.compare(VectorOperators.GT, amax);
+            amax = amax.blend(ax, bigger);
+            max = max.blend(xi, bigger);
+        }
+        VectorMask<Float> tiny = amax.compare(VectorOperators.LT, QuantMath.GROUP_MAX_EPS);
+        VectorMask<Float> live = tiny.not();
+        FloatVector iscale = FloatVector.broadcast(F, (float) -nmax).div(max);
+        FloatVector sumlx = zero;
+        FloatVector suml2 = zero;
+        for (int i = 0; i < n; i++) {
+            FloatVector xi = FloatVector.fromArray(F, xt, i * LANES);
+            FloatVector v = iscale.mul(xi);
+            if (v.abs().compare(VectorOperators.GT, NEAREST_INT_LIMIT).and(live).anyTrue()) {
+                return false;
+            }
+            FloatVector lf = clamp(nearestInt(v), -nmax, nmax - 1);
+            lf.intoArray(lt, i * LANES);
+            FloatVector w = xi.mul(xi);
+            sumlx = sumlx.add(w.mul(xi).mul(lf));
+            suml2 = suml2.add(w.mul(lf).mul(lf));
+        }
+        VectorMask<Float> active = live;
+        for (int itry = 0; itry < 5 && active.anyTrue(); ++itry) {
+            VectorMask<Float> changed = F.maskAll(false);
+            for (int i = 0; i < n; i++) {
+                FloatVector xi = FloatVector.fromArray(F, xt, i * LANES);
+                FloatVector li = FloatVector.fromArray(F, lt, i * LANES);
+                FloatVector w = xi.mul(xi);
+                FloatVector wx = w.mul(xi);
+                FloatVector slx = sumlx.sub(wx.mul(li));
+                VectorMask<Float> go = active.and(slx.compare(VectorOperators.GT, 0f));
+                if (!go.anyTrue()) {
+                    continue;
+                }
+                FloatVector sl2 = suml2.sub(w.mul(li).mul(li));
+                FloatVector v = xi.mul(sl2).div(slx);
+                if (v.abs().compare(VectorOperators.GT, NEAREST_INT_LIMIT).and(go).anyTrue()) {
+                    return false;
+                }
+                FloatVector newL = clamp(nearestInt(v), -nmax, nmax - 1);
+                go = go.and(newL.compare(VectorOperators.NE, li));
+                slx = slx.add(wx.mul(newL));
+                sl2 = sl2.add(w.mul(newL).mul(newL));
+                go = go.and(sl2.compare(VectorOperators.GT, 0f))
+                        .and(slx.mul(slx).mul(suml2).compare(VectorOperators.GT, sumlx.mul(sumlx).mul(sl2)));
+                if (go.anyTrue()) {
+                    li.blend(newL, go).intoArray(lt, i * LANES);
+                    sumlx = sumlx.blend(slx, go);
+                    suml2 = suml2.blend(sl2, go);
+                    changed = changed.or(go);
+                }
+            }
+            active = active.and(changed);
+        }
+        for (int i = 0; i < n; i++) {
+            FloatVector.fromArray(F, lt, i * LANES).add(nmax).blend(zero, tiny).intoArray(lt, i * LANES);
+        }
+        FloatVector scale = sumlx.div(suml2).blend(zero, suml2.compare(VectorOperators.GT, 0f).not());
+        scale.blend(zero, tiny).intoArray(scales, so);
+        return true;
     }
 }

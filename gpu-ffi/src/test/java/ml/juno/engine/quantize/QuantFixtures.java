@@ -66,4 +66,16 @@ final class QuantFixtures {
         }
         return Math.sqrt(sum) / a.length;
     }
+
+    /** sqrt(mean (a-b)²) / sqrt(mean a²). */
+    static double relativeRmse(float[] a, float[] b) {
+        double d2 = 0;
+        double a2 = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = a[i] - b[i];
+            d2 += d * d;
+            a2 += (double) a[i] * a[i];
+        }
+        return Math.sqrt(d2 / a2);
+    }
 }

@@ -17,9 +17,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Each row quantizer against llama-quantize's output: the F32 master quantized row by row must give exactly the
- * bytes of every tensor of that type in the shipped files, and the fast lane paths must equal the scalar
- * reference.
+ * Each row quantizer against llama-quantize's output: the F32 master quantized row by row (scalar reference
+ * paths) must give exactly the bytes of every tensor of that type in the shipped files, and the fast lane paths
+ * must equal both the files and the scalar reference.
  */
 class RowQuantizerTest {
 
@@ -43,7 +43,7 @@ class RowQuantizerTest {
                 if (t.type() != type) {
                     continue;
                 }
-                assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(type, src, src.tensor(t.name())), t.name());
+                assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(RowQuantizers.create(type, false), src, src.tensor(t.name())), t.name());
                 checked++;
             }
             assertTrue(checked > 0, "no " + type + " tensor in " + file);
@@ -57,19 +57,53 @@ class RowQuantizerTest {
              GgufFile ref = QuantFixtures.open(QuantFixtures.stories(file))) {
             for (GgufTensorInfo t : ref.tensors()) {
                 if (t.type() == type) {
-                    assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(type, src, src.tensor(t.name())), t.name());
+                    assertArrayEquals(QuantFixtures.bytes(ref, t), quantize(RowQuantizers.create(type), src, src.tensor(t.name())), t.name());
                 }
             }
         }
     }
 
-    private static byte[] quantize(GgmlType type, GgufFile src, GgufTensorInfo t) {
+    /**
+     * The lane paths (Vector API) against llama-quantize's Q2_K, Q3_K, Q4_K and Q6_K tensors directly: the first
+     * 32 rows of four tensors (kept short: until the JIT compiles them the lane paths are slow).
+     */
+    @Test
+    void laneQuantizers_matchLlamaQuantizeByteForByte() {
+        try (GgufFile src = QuantFixtures.open(QuantFixtures.tinyF32());
+             GgufFile ref = QuantFixtures.open(QuantFixtures.tinyRandom("Q4_K_M"))) {
+            for (String name : new String[] {"output.weight", "blk.0.attn_q.weight"}) {
+                GgufTensorInfo t = ref.tensor(name);
+                int rows = 32;
+                byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(rows * t.rowBytes()));
+                byte[] actual = java.util.Arrays.copyOf(
+                        quantize(RowQuantizers.create(t.type(), true), src, src.tensor(name), rows), expected.length);
+                assertArrayEquals(expected, actual, name);
+            }
+        }
+        try (GgufFile src = QuantFixtures.open(QuantFixtures.tinyF32());
+             GgufFile q2 = QuantFixtures.open(QuantFixtures.tinyRandom("Q2_K-pure"));
+             GgufFile q3 = QuantFixtures.open(QuantFixtures.tinyRandom("Q3_K-pure"))) {
+            for (GgufFile ref : new GgufFile[] {q2, q3}) {
+                GgufTensorInfo t = ref.tensor("blk.1.ffn_up.weight");
+                byte[] expected = java.util.Arrays.copyOf(QuantFixtures.bytes(ref, t), Math.toIntExact(32 * t.rowBytes()));
+                byte[] actual = java.util.Arrays.copyOf(
+                        quantize(RowQuantizers.create(t.type(), true), src, src.tensor(t.name()), 32), expected.length);
+                assertArrayEquals(expected, actual, t.type() + " " + t.name());
+            }
+        }
+    }
+
+    private static byte[] quantize(RowQuantizer q, GgufFile src, GgufTensorInfo t) {
+        return quantize(q, src, t, Math.toIntExact(t.rowCount()));
+    }
+
+    private static byte[] quantize(RowQuantizer q, GgufFile src, GgufTensorInfo t, int rows) {
+        GgmlType type = q.type();
         float[] x = QuantFixtures.f32(src, t);
         int n = Math.toIntExact(t.rowLength());
         int rowBytes = Math.toIntExact(type.byteSize(n));
         byte[] out = new byte[Math.toIntExact(t.rowCount()) * rowBytes];
-        RowQuantizer q = RowQuantizers.create(type);
-        for (int r = 0; r < t.rowCount(); r++) {
+        for (int r = 0; r < rows; r++) {
             q.quantize(x, r * n, n, out, r * rowBytes);
         }
         return out;
@@ -79,6 +113,8 @@ class RowQuantizerTest {
     void laneQuantizers_equalScalarReference_onAwkwardBlocks() {
         float[] x = awkwardData();
         RowQuantizer[][] pairs = {
+            {new Q2_KQuantizer(true), new Q2_KQuantizer(false)},
+            {new Q3_KQuantizer(true), new Q3_KQuantizer(false)},
             {new Q4_KQuantizer(true), new Q4_KQuantizer(false)},
             {new Q5_KQuantizer(true), new Q5_KQuantizer(false)},
             {new Q6_KQuantizer(true), new Q6_KQuantizer(false)},
@@ -93,16 +129,19 @@ class RowQuantizerTest {
         }
     }
 
-    /** Super-blocks of Gaussian, all-zero, constant, tiny, huge-range, one-spike and all-negative values. */
+    /**
+     * Super-blocks of Gaussian, all-zero, constant, tiny, huge-range, one-spike, one-signed, small-integer,
+     * sparse, cubed and log-normal values, at scales from 1e-6 to 1e5.
+     */
     private static float[] awkwardData() {
-        int blocks = 40;
+        int blocks = 72;
         float[] x = new float[blocks * 256];
         Random r = new Random(7);
         for (int b = 0; b < blocks; b++) {
+            float scale = (float) Math.pow(10, (b % 12) - 6);
             for (int i = 0; i < 256; i++) {
-                int k = b * 256 + i;
                 float g = (float) r.nextGaussian();
-                x[k] = switch (b % 8) {
+                x[b * 256 + i] = scale * switch (b % 12) {
                     case 0 -> g;
                     case 1 -> 0f;
                     case 2 -> i < 128 ? 0.5f : -0.25f;
@@ -110,7 +149,11 @@ class RowQuantizerTest {
                     case 4 -> g * (float) Math.pow(10, (i % 16) - 8);
                     case 5 -> i % 37 == 0 ? 100f : g * 0.01f;
                     case 6 -> -Math.abs(g) - 1;
-                    default -> (i / 32) % 2 == 0 ? 0f : g;
+                    case 7 -> (i / 32) % 2 == 0 ? 0f : g;
+                    case 8 -> r.nextInt(5) - 2;
+                    case 9 -> r.nextInt(3) == 0 ? 0f : g;
+                    case 10 -> g * g * g;
+                    default -> (float) Math.exp(3 * g);
                 };
             }
         }
