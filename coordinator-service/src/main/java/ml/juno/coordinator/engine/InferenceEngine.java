@@ -42,6 +42,7 @@ import ml.juno.engine.model.Model;
 public final class InferenceEngine implements AutoCloseable {
     /** Tokens per KV block (vLLM's default). */
     public static final int KV_BLOCK_SIZE = 16;
+    private static final String SHUTTING_DOWN = "shutting down";
 
     private final EngineConfig config;
     private final GgufFile file;
@@ -218,12 +219,7 @@ public final class InferenceEngine implements AutoCloseable {
             }
             closed = true;
         }
-        boolean interrupted = false;
-        try {
-            loop.close();
-        } catch (InterruptedException e) {
-            interrupted = true;
-        }
+        loop.close(); // ends what is in flight as cancelled: the tracked sinks turn that into ERROR "shutting down"
         List<TrackedSink> left = new ArrayList<>(inFlight);
         inFlight.clear();
         for (TrackedSink t : left) {
@@ -232,16 +228,13 @@ public final class InferenceEngine implements AutoCloseable {
         session.close();
         model.close();
         file.close();
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** The tokenizer's streaming detokenizer as the loop's decoder. */
     private record Detokenizer(StreamingDetokenizer d) implements PieceDecoder {
         @Override
         public String decode(int tokenId) {
-            return d.push(tokenId);
+            return d.decode(tokenId);
         }
 
         @Override
@@ -290,8 +283,9 @@ public final class InferenceEngine implements AutoCloseable {
             finished = true;
             inFlight.remove(this);
             generatedTokens += Math.max(0, usage.completionTokens() - streamed); // an end-of-generation token
+            boolean shutdown = closed && reason == FinishReason.CANCELLED;
             try {
-                sink.onFinish(reason, usage, message);
+                sink.onFinish(shutdown ? FinishReason.ERROR : reason, usage, shutdown ? SHUTTING_DOWN : message);
             } catch (Error e) {
                 throw failed(e);
             }
@@ -302,7 +296,7 @@ public final class InferenceEngine implements AutoCloseable {
             if (!finished) {
                 finished = true;
                 try {
-                    sink.onFinish(FinishReason.ERROR, new Usage(promptTokens, streamed, 0), "shutting down");
+                    sink.onFinish(FinishReason.ERROR, new Usage(promptTokens, streamed, 0), SHUTTING_DOWN);
                 } catch (RuntimeException ignored) {
                     // the engine is closing either way
                 }
