@@ -32,12 +32,6 @@ final class PendingCommands {
     @Command(name = "coordinator", description = "Run the coordinator against running nodes (not implemented yet).")
     static final class Coordinator extends Pending {}
 
-    @Command(name = "generate", description = "Generate text from a prompt (not implemented yet).")
-    static final class Generate extends Pending {}
-
-    @Command(name = "bench", description = "Measure prompt processing and generation speed, llama-bench style (not implemented yet).")
-    static final class Bench extends Pending {}
-
     @Command(name = "lora", description = "Train and play LoRA adapters (not implemented yet).")
     static final class Lora extends Pending {}
 

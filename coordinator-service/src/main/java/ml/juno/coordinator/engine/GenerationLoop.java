@@ -2,6 +2,7 @@ package ml.juno.coordinator.engine;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.StopStringMatcher;
 import ml.juno.coordinator.scheduler.FinishedSequence;
@@ -44,7 +45,7 @@ public final class GenerationLoop implements AutoCloseable {
     private final Object lock = new Object();
     private final Map<Long, Active> active = new ConcurrentHashMap<>();
     private volatile boolean running;
-    private Thread thread;
+    private volatile Thread thread;
 
     public GenerationLoop(Scheduler scheduler, Executor executor) {
         this.scheduler = scheduler;
@@ -74,6 +75,22 @@ public final class GenerationLoop implements AutoCloseable {
             lock.notifyAll();
             return cancelled;
         }
+    }
+
+    /**
+     * Reads the scheduler (and its KV bookkeeping) under the loop's lock, from any thread, e.g. for statistics. {@code
+     * reader} must be quick and must not change anything.
+     */
+    public <T> T inspect(Function<Scheduler, T> reader) {
+        synchronized (lock) {
+            return reader.apply(scheduler);
+        }
+    }
+
+    /** True between {@link #start()} and {@link #close()} while the inference thread lives. */
+    public boolean isRunning() {
+        Thread t = thread;
+        return running && t != null && t.isAlive();
     }
 
     /** Requests still in flight (queued or running). */

@@ -4,14 +4,18 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Objects;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Off-heap keys and values, {@code [layer][slot][position][kvDim]} each, F32 or F16. All access goes through this
- * class (store a row, dot a query with a key, accumulate a weighted value), so a paged layout can replace the flat one
- * without touching the kernels.
+ * Off-heap keys and values, F32 or F16, in one of two layouts. <b>Flat</b>: {@code [layer][slot][position][kvDim]},
+ * every slot owns {@code contextLength} positions. <b>Paged</b> ({@link KvPaging}): {@code [layer][block][offset][kvDim]},
+ * a pool of fixed-size blocks; slot {@code s} finds position {@code p} in block {@code table[s][p / blockSize]} at
+ * offset {@code p % blockSize}, with the table set by {@link #setBlockTable} before a step. Several slots may list the
+ * same block (a shared prefix). All access goes through this class (store a row, dot a query with a key, accumulate a
+ * weighted value), so the kernels do not know which layout is in use.
  */
 public final class KvCache implements AutoCloseable {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -35,26 +39,116 @@ public final class KvCache implements AutoCloseable {
     private final boolean f16;
     private final int kvDim;
     private final long slotStride;
+    private final KvPaging paging;    // null: flat layout
+    private final int blockSize;      // paged only
+    private final int[][] tables;     // paged only: [slot][logical block] → physical block
+    private final int[] tableLengths; // paged only: [slot] valid entries of tables[slot]
 
+    /** Flat layout: {@code layout.slots()} slots of {@code layout.contextLength()} positions each. */
     public KvCache(KvLayout layout) {
+        this(layout, null, layout.layerBytes());
+    }
+
+    /**
+     * Paged layout: a pool of {@code paging.numBlocks()} blocks; {@code layout.slots()} slots of up to
+     * {@code layout.contextLength()} positions each reach it through their block tables (all empty at first).
+     */
+    public KvCache(KvLayout layout, KvPaging paging) {
+        this(layout, Objects.requireNonNull(paging, "paging"),
+                paging.capacityPositions() * layout.kvDim() * layout.type().bytes);
+    }
+
+    private KvCache(KvLayout layout, KvPaging paging, long layerBytes) {
         this.layout = layout;
+        this.paging = paging;
         this.arena = Arena.ofShared();
         this.keys = new MemorySegment[layout.layers()];
         this.values = new MemorySegment[layout.layers()];
-        for (int l = 0; l < layout.layers(); l++) {
-            keys[l] = arena.allocate(layout.layerBytes(), 64);
-            values[l] = arena.allocate(layout.layerBytes(), 64);
+        try {
+            for (int l = 0; l < layout.layers(); l++) {
+                keys[l] = arena.allocate(layerBytes, 64);
+                values[l] = arena.allocate(layerBytes, 64);
+            }
+        } catch (RuntimeException | OutOfMemoryError e) {
+            arena.close();
+            throw e;
         }
         this.f16 = layout.type() == KvType.F16;
         this.kvDim = layout.kvDim();
         this.slotStride = (long) layout.contextLength() * kvDim;
+        if (paging != null) {
+            this.blockSize = paging.blockSize();
+            this.tables = new int[layout.slots()][paging.blocksFor(layout.contextLength())];
+            this.tableLengths = new int[layout.slots()];
+        } else {
+            this.blockSize = 0;
+            this.tables = null;
+            this.tableLengths = null;
+        }
     }
 
     public KvLayout layout() {
         return layout;
     }
 
+    public boolean isPaged() {
+        return paging != null;
+    }
+
+    /** The block pool of a paged cache. */
+    public KvPaging paging() {
+        if (paging == null) {
+            throw new IllegalStateException("flat KV cache has no paging");
+        }
+        return paging;
+    }
+
+    /** Bytes of off-heap memory held (keys and values, all layers). */
+    public long totalBytes() {
+        return 2L * layout.layers() * keys[0].byteSize();
+    }
+
+    /**
+     * Sets the block table of {@code slot} (paged only): logical block {@code i < count} of the slot is physical block
+     * {@code blocks[i]}. Copied; no allocation. The caller makes sure blocks written by one slot are not written by
+     * another in the same step (shared prefix blocks are read-only).
+     */
+    public void setBlockTable(int slot, int[] blocks, int count) {
+        if (paging == null) {
+            throw new IllegalStateException("block tables need a paged KV cache");
+        }
+        if (slot < 0 || slot >= tables.length) {
+            throw new IllegalArgumentException("sequence slot " + slot + " is outside 0.." + (tables.length - 1));
+        }
+        int[] t = tables[slot];
+        if (count < 0 || count > t.length || count > blocks.length) {
+            throw new IllegalArgumentException("block table of " + count + " blocks for slot " + slot + " (at most "
+                    + t.length + " blocks of " + blockSize + " cover the context of " + layout.contextLength() + ")");
+        }
+        for (int i = 0; i < count; i++) {
+            int b = blocks[i];
+            if (b < 0 || b >= paging.numBlocks()) {
+                throw new IllegalArgumentException("slot " + slot + ": block id " + b + " at " + i + " is outside the pool of "
+                        + paging.numBlocks() + " blocks");
+            }
+            t[i] = b;
+        }
+        tableLengths[slot] = count;
+    }
+
+    /** Positions of {@code slot} that have memory behind them: the context (flat), or what its block table covers. */
+    public int coveredPositions(int slot) {
+        if (paging == null) {
+            return layout.contextLength();
+        }
+        return (int) Math.min(layout.contextLength(), (long) tableLengths[slot] * blockSize);
+    }
+
     private long element(int slot, int position) {
+        if (tables != null) {
+            int block = tables[slot][position / blockSize];
+            return ((long) block * blockSize + position % blockSize) * kvDim;
+        }
         return slot * slotStride + (long) position * kvDim;
     }
 

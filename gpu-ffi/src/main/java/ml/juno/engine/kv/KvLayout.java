@@ -12,7 +12,7 @@ public record KvLayout(int layers, int slots, int contextLength, int kvDim, KvTy
         }
     }
 
-    /** Bytes of the K (or the V) memory of one layer. */
+    /** Bytes of the K (or the V) memory of one layer in the flat layout (a paged cache sizes its pool by {@link KvPaging}). */
     public long layerBytes() {
         return (long) slots * contextLength * kvDim * type.bytes;
     }

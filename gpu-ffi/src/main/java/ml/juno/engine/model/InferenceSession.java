@@ -5,11 +5,12 @@ import java.util.List;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kv.KvCache;
 import ml.juno.engine.kv.KvLayout;
+import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.block.ForwardState;
 
 /**
- * Runs forward steps of one {@link Model}: owns the KV cache ({@code maxSequences} slots × context) and the
- * preallocated buffers. {@link #forward} takes a batch of rows and returns logits for the rows that asked; prompts go
+ * Runs forward steps of one {@link Model}: owns the KV cache ({@code maxSequences} slots × context, flat; or a block
+ * pool reached through per-slot block tables, paged) and the preallocated buffers. {@link #forward} takes a batch of rows and returns logits for the rows that asked; prompts go
  * through in chunks of up to {@code maxBatch} rows, never token by token. Not thread-safe: one inference thread.
  */
 public final class InferenceSession implements AutoCloseable {
@@ -27,6 +28,11 @@ public final class InferenceSession implements AutoCloseable {
     private ForwardBatch scratchBatch;
 
     InferenceSession(Model model) {
+        this(model, null);
+    }
+
+    /** {@code paging == null}: flat KV cache. */
+    InferenceSession(Model model, KvPaging paging) {
         this.model = model;
         this.decoder = model.decoder();
         this.backend = model.backend();
@@ -36,7 +42,8 @@ public final class InferenceSession implements AutoCloseable {
         this.vocab = c.dims().vocab();
         this.slots = o.maxSequences();
         this.context = model.contextLength();
-        this.cache = new KvCache(new KvLayout(decoder.shard().layerCount(), slots, context, decoder.kvDim(), o.kvType()));
+        KvLayout layout = new KvLayout(decoder.shard().layerCount(), slots, context, decoder.kvDim(), o.kvType());
+        this.cache = paging == null ? new KvCache(layout) : new KvCache(layout, paging);
         this.state = new ForwardState(o.maxBatch(), decoder.bufferSizes());
         this.logits = new Logits(vocab, o.maxBatch());
         this.hidden = new float[o.maxBatch() * dim];
@@ -56,6 +63,23 @@ public final class InferenceSession implements AutoCloseable {
 
     public Model model() {
         return model;
+    }
+
+    public boolean isPaged() {
+        return cache.isPaged();
+    }
+
+    /** Off-heap bytes of the KV cache. */
+    public long kvBytes() {
+        return cache.totalBytes();
+    }
+
+    /**
+     * Paged sessions: the block table of {@code slot} for the next {@link #forward} calls (logical block {@code i <
+     * count} → physical block {@code blocks[i]}; copied). Every row's position must be covered by its slot's table.
+     */
+    public void setBlockTable(int slot, int[] blocks, int count) {
+        cache.setBlockTable(slot, blocks, count);
     }
 
     /**
@@ -88,6 +112,10 @@ public final class InferenceSession implements AutoCloseable {
             }
             if (pos < 0 || pos >= context) {
                 throw new IllegalArgumentException("row " + i + ": position " + pos + " is outside the context of " + context + " tokens");
+            }
+            if (pos >= cache.coveredPositions(slot)) {
+                throw new IllegalArgumentException("row " + i + ": position " + pos + " of slot " + slot
+                        + " is not covered by its block table (" + cache.coveredPositions(slot) + " positions)");
             }
             if (embeds && (batch.token(i) < 0 || batch.token(i) >= vocab)) {
                 throw new IllegalArgumentException("row " + i + ": token " + batch.token(i) + " is outside the vocabulary of " + vocab);
@@ -133,6 +161,9 @@ public final class InferenceSession implements AutoCloseable {
         if (scratchBatch == null) {
             scratchBatch = new ForwardBatch(state.capacity);
         }
+        if (cache.isPaged()) {
+            coverSlotZero(promptTokens.length + maxTokens - 1);
+        }
         ForwardBatch b = scratchBatch;
         Logits l = null;
         for (int start = 0; start < promptTokens.length; start += state.capacity) {
@@ -153,6 +184,20 @@ public final class InferenceSession implements AutoCloseable {
             }
         }
         return new GenerationResult(out, tops);
+    }
+
+    /** Paged sessions: gives slot 0 the blocks 0, 1, … for {@code positions} positions. */
+    private void coverSlotZero(int positions) {
+        KvPaging p = cache.paging();
+        int n = p.blocksFor(positions);
+        if (n > p.numBlocks()) {
+            throw new IllegalArgumentException(positions + " positions need " + n + " KV blocks; the pool has " + p.numBlocks());
+        }
+        int[] blocks = new int[n];
+        for (int i = 0; i < n; i++) {
+            blocks[i] = i;
+        }
+        cache.setBlockTable(0, blocks, n);
     }
 
     @Override

@@ -1,8 +1,10 @@
 package ml.juno.engine.model;
 
+import java.util.Objects;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kv.KvPaging;
 
 /**
  * A model (or shard) ready to run: config, checked and memory-mapped weights, and the backend that computes. The
@@ -70,8 +72,17 @@ public final class Model implements AutoCloseable {
         return decoder.weightBytes();
     }
 
+    /** A session with a flat KV cache: {@code maxSequences} slots × the context. */
     public InferenceSession newSession() {
         return new InferenceSession(this);
+    }
+
+    /**
+     * A session with a paged KV cache: a pool of {@code paging.numBlocks()} blocks shared by {@code maxSequences}
+     * slots through block tables ({@link InferenceSession#setBlockTable}).
+     */
+    public InferenceSession newPagedSession(KvPaging paging) {
+        return new InferenceSession(this, Objects.requireNonNull(paging, "paging"));
     }
 
     @Override

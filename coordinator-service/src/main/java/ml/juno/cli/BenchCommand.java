@@ -1,0 +1,282 @@
+package ml.juno.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.InferenceEngine;
+import ml.juno.coordinator.engine.TokenSink;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.SamplingParams;
+import ml.juno.coordinator.sampling.StopCondition;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.SubmitResult;
+import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kv.KvType;
+import ml.juno.engine.model.Bench;
+import ml.juno.engine.model.BenchResult;
+import ml.juno.engine.model.EngineOptions;
+import ml.juno.engine.model.InferenceSession;
+import ml.juno.engine.model.Model;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code juno bench}: llama-bench style prompt-processing and generation speed of one sequence, or, with
+ * {@code --concurrency}, aggregate generation speed and time to first token of N concurrent requests through the
+ * scheduler and generation loop (continuous batching).
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Measure speed llama-bench style: pp<P> and tg<N> tokens/s (mean ± stddev over reps), model bytes and decode GB/s.",
+                "With --concurrency 1,4,8,16: N concurrent requests of -p prompt / -n new tokens (default 32/32) through the scheduler; aggregate tok/s and TTFT per level."})
+final class BenchCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOption model;
+
+    @Option(names = {"-t", "--threads"}, defaultValue = "0", description = "Compute threads (default: all cores).")
+    int threads;
+
+    @Option(names = {"-p", "--n-prompt"}, paramLabel = "P", description = "Prompt tokens (default: 128; 32 with --concurrency).")
+    Integer prompt;
+
+    @Option(names = {"-n", "--n-gen"}, paramLabel = "N", description = "Generated tokens (default: 64; 32 with --concurrency).")
+    Integer gen;
+
+    @Option(names = {"-r", "--repetitions"}, defaultValue = "5", description = "Timed repetitions, after one warm-up (default: ${DEFAULT-VALUE}; --concurrency runs each level once).")
+    int reps;
+
+    @Option(names = "--concurrency", split = ",", paramLabel = "N,N,...", description = "Concurrent request counts to measure, e.g. 1,4,8,16.")
+    List<Integer> concurrency;
+
+    @Option(names = "--cache-type", defaultValue = "f16", paramLabel = "f32|f16", description = "KV cache element type (default: ${DEFAULT-VALUE}, as llama-bench).")
+    String cacheType;
+
+    @Option(names = "--json", description = "Print one JSON object.")
+    boolean json;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        Path path = model.resolve();
+        KvType kv = CacheTypes.parse(cacheType);
+        int t = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        if (reps < 1) {
+            throw new CliException("-r must be at least 1, got " + reps);
+        }
+        if (concurrency != null) {
+            return concurrent(path, kv, t, prompt != null ? prompt : 32, gen != null ? gen : 32);
+        }
+        return single(path, kv, t, prompt != null ? prompt : 128, gen != null ? gen : 64);
+    }
+
+    private static void checkCounts(int p, int n) {
+        if (p < 1 || n < 1) {
+            throw new CliException("-p and -n must be at least 1, got " + p + " and " + n);
+        }
+    }
+
+    private int single(Path path, KvType kv, int t, int p, int n) throws IOException, InterruptedException {
+        checkCounts(p, n);
+        PrintWriter out = spec.commandLine().getOut();
+        try (GgufFile file = GgufFile.open(path)) {
+            long modelBytes = 0;
+            long params = 0;
+            for (GgufTensorInfo ti : file.tensors()) {
+                modelBytes += ti.byteSize();
+                params += ti.elementCount();
+            }
+            BenchResult pp;
+            BenchResult tg;
+            long stepBytes;
+            try (Model m = load(file, new EngineOptions(t, Math.max(p, n), kv, Math.min(p, 512), 1));
+                 InferenceSession s = m.newSession()) {
+                if (Math.max(p, n) > s.contextLength()) {
+                    throw new CliException("-p/-n of " + Math.max(p, n) + " exceed the model's context of " + s.contextLength());
+                }
+                Bench bench = new Bench(s);
+                pp = bench.pp(p, reps);
+                tg = bench.tg(n, reps);
+                stepBytes = m.weightBytes();
+            }
+            double bandwidth = BandwidthProbe.measure(t);
+            double bound = bandwidth / stepBytes;
+            if (json) {
+                ObjectNode o = new ObjectMapper().createObjectNode();
+                o.put("pp_tps", pp.tokensPerSecond());
+                o.put("pp_stddev", pp.stddev());
+                o.put("tg_tps", tg.tokensPerSecond());
+                o.put("tg_stddev", tg.stddev());
+                o.put("model_bytes", modelBytes);
+                o.put("tg_gbps", tg.gbPerSecond());
+                o.put("threads", t);
+                o.put("step_bytes", stepBytes);
+                o.put("read_gbps", bandwidth / 1e9);
+                o.put("tg_bound_tps", bound);
+                o.put("pp_tokens", p);
+                o.put("tg_tokens", n);
+                o.put("reps", reps);
+                out.println(new ObjectMapper().writeValueAsString(o));
+            } else {
+                String name = path.getFileName().toString().replaceFirst("\\.gguf$", "");
+                out.println("| model | size | params | threads | test | t/s |");
+                out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+                for (BenchResult r : List.of(pp, tg)) {
+                    out.println(String.format(Locale.ROOT, "| %s | %.2f MiB | %.2f M | %d | %s | %.2f ± %.2f |", name,
+                            modelBytes / 1048576.0, params / 1e6, t, r.test(), r.tokensPerSecond(), r.stddev()));
+                }
+                out.println(String.format(Locale.ROOT,
+                        "tg reads %.1f MiB of weights per token: %.2f GB/s; memory read bandwidth ≈ %.1f GB/s (%d threads) → bound ≈ %.1f tok/s",
+                        stepBytes / 1048576.0, tg.gbPerSecond(), bandwidth / 1e9, t, bound));
+            }
+            out.flush();
+            return 0;
+        }
+    }
+
+    private static Model load(GgufFile file, EngineOptions options) {
+        try {
+            return Model.load(file, options);
+        } catch (IllegalArgumentException e) {
+            throw new CliException("cannot run " + file.path() + ": " + e.getMessage());
+        }
+    }
+
+    /** One timed request: submit time, first token, finish. Runs on the inference thread. */
+    private static final class Timed implements TokenSink {
+        final CountDownLatch done;
+        final long submitted = System.nanoTime();
+        final long[] times; // [n] arrival of each token
+        int tokens;
+        FinishReason reason;
+        String message;
+
+        Timed(CountDownLatch done, int n) {
+            this.done = done;
+            this.times = new long[n];
+        }
+
+        @Override
+        public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+            times[tokens++] = System.nanoTime();
+        }
+
+        @Override
+        public void onFinish(FinishReason r, Usage usage, String m) {
+            reason = r;
+            message = m;
+            done.countDown();
+        }
+    }
+
+    private record Level(int concurrency, double tgTps, double ttftMs, double wallTps) {}
+
+    private int concurrent(Path path, KvType kv, int t, int p, int n) throws IOException, InterruptedException {
+        checkCounts(p, n);
+        int max = 1;
+        for (int c : concurrency) {
+            if (c < 1) {
+                throw new CliException("--concurrency values must be at least 1, got " + c);
+            }
+            max = Math.max(max, c);
+        }
+        EngineConfig config = new EngineConfig(path, t, p + n, kv, 0, max, Math.max(512, max), max);
+        PrintWriter out = spec.commandLine().getOut();
+        List<Level> levels = new ArrayList<>();
+        try (InferenceEngine engine = InferenceEngine.open(config)) {
+            if (p + n > engine.info().contextLength()) {
+                throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());
+            }
+            SplittableRandom random = new SplittableRandom(42);
+            run(engine, random, max, p, Math.min(n, 4)); // warm-up, untimed
+            for (int c : concurrency) {
+                levels.add(run(engine, random, c, p, n));
+            }
+        }
+        if (json) {
+            ObjectMapper mapper = new ObjectMapper();
+            ObjectNode o = mapper.createObjectNode();
+            o.put("threads", t);
+            o.put("pp_tokens", p);
+            o.put("tg_tokens", n);
+            ArrayNode runs = o.putArray("runs");
+            for (Level l : levels) {
+                runs.addObject().put("concurrency", l.concurrency()).put("tg_tps", l.tgTps()).put("ttft_ms", l.ttftMs())
+                        .put("e2e_tps", l.wallTps());
+            }
+            out.println(mapper.writeValueAsString(o));
+        } else {
+            out.println(String.format(Locale.ROOT, "concurrent requests of %d prompt + %d generated tokens, %d threads", p, n, t));
+            out.println("| concurrency | gen tok/s (aggregate) | TTFT ms (mean) | end-to-end tok/s |");
+            out.println("| ---: | ---: | ---: | ---: |");
+            for (Level l : levels) {
+                out.println(String.format(Locale.ROOT, "| %d | %.2f | %.1f | %.2f |", l.concurrency(), l.tgTps(), l.ttftMs(), l.wallTps()));
+            }
+        }
+        out.flush();
+        return 0;
+    }
+
+    /**
+     * {@code c} requests of random {@code p}-token prompts (never a prefix-cache hit) at once, {@code n} greedy tokens
+     * each with EOS ignored. Generation speed counts the tokens after each request's first one, over the time from the
+     * last first token to the last finish (all requests decoding together, llama-batched-bench's S_TG idea).
+     */
+    private static Level run(InferenceEngine engine, SplittableRandom random, int c, int p, int n) throws InterruptedException {
+        int vocab = engine.info().vocabSize();
+        CountDownLatch done = new CountDownLatch(c);
+        Timed[] timed = new Timed[c];
+        long start = System.nanoTime();
+        for (int i = 0; i < c; i++) {
+            int[] tokens = new int[p];
+            for (int j = 0; j < p; j++) {
+                tokens[j] = 3 + random.nextInt(vocab - 3);
+            }
+            timed[i] = new Timed(done, n);
+            SubmitResult r = engine.submit(new GenerationRequest(tokens, SamplingParams.greedy(), StopCondition.of(n), 0, -1), timed[i]);
+            if (r instanceof SubmitResult.Rejected rej) {
+                throw new CliException("request rejected: " + rej.reason());
+            }
+        }
+        if (!done.await(30, TimeUnit.MINUTES)) {
+            throw new CliException("benchmark did not finish in 30 minutes");
+        }
+        long lastFirst = 0;
+        long end = 0;
+        double ttft = 0;
+        for (Timed x : timed) { // the latch's countDown/await orders these reads after the inference thread's writes
+            if (x.reason != FinishReason.LENGTH || x.tokens != n) {
+                throw new CliException("benchmark request ended with " + x.reason.wireName() + " after " + x.tokens + " tokens " + x.message);
+            }
+            lastFirst = Math.max(lastFirst, x.times[0]);
+            end = Math.max(end, x.times[n - 1]);
+            ttft += (x.times[0] - x.submitted) / 1e6;
+        }
+        long later = 0; // tokens produced while every request was decoding
+        for (Timed x : timed) {
+            for (int k = 0; k < n; k++) {
+                later += x.times[k] > lastFirst ? 1 : 0;
+            }
+        }
+        double tg = end > lastFirst && later > 0 ? later / ((end - lastFirst) / 1e9) : 0;
+        return new Level(c, tg, ttft / c, (double) c * n / ((end - start) / 1e9));
+    }
+}
