@@ -28,7 +28,7 @@ class BatchSizeInvarianceTest {
             b.addPrompt(1, 0, OTHER, 0, otherRows, false);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
             if (otherRows > 0) {
-                b.add(1, otherRows, OTHER[otherRows], false); // and a row after it
+                b.add(1, otherRows, OTHER[otherRows % OTHER.length], false); // and a row after it
             }
             assertArrayEquals(alone, s.forward(b).copyRow(0), "after " + otherRows + " rows of another sequence");
         }

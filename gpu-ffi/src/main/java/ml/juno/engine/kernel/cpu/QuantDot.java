@@ -22,6 +22,10 @@ final class QuantDot {
 
     /** Vector path: lanes hold exact integer partial sums; block scales applied per lane with FMA. */
     static float dot(QuantRow w, QuantActivations x, int xRow) {
+        return QuantRow.kQuant(w.type) ? dotK(w, x, xRow) : dotLegacy(w, x, xRow);
+    }
+
+    private static float dotLegacy(QuantRow w, QuantActivations x, int xRow) {
         GgmlType t = w.type;
         int cols = w.cols;
         int xo = xRow * cols;
@@ -29,21 +33,29 @@ final class QuantDot {
         float[] qx = x.q;
         FloatVector acc = FloatVector.zero(F);
         float corr = 0f;
-        if (!QuantRow.kQuant(t)) {
-            int xb = xo / 32;
-            boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
-            for (int b = 0; b < cols / 32; b++) {
-                FloatVector p = FloatVector.zero(F);
-                for (int i = 0; i < 32; i += L) {
-                    p = FloatVector.fromArray(F, q, b * 32 + i).fma(FloatVector.fromArray(F, qx, xo + b * 32 + i), p);
-                }
-                acc = p.fma(FloatVector.broadcast(F, w.d[b] * x.d[xb + b]), acc);
-                if (mins) {
-                    corr += w.m[b] * x.sums[xb + b];
-                }
+        int xb = xo / 32;
+        boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+        for (int b = 0; b < cols / 32; b++) {
+            FloatVector p = FloatVector.zero(F);
+            for (int i = 0; i < 32; i += L) {
+                p = FloatVector.fromArray(F, q, b * 32 + i).fma(FloatVector.fromArray(F, qx, xo + b * 32 + i), p);
             }
-            return Lanes.sum(acc) + corr;
+            acc = p.fma(FloatVector.broadcast(F, w.d[b] * x.d[xb + b]), acc);
+            if (mins) {
+                corr += w.m[b] * x.sums[xb + b];
+            }
         }
+        return Lanes.sum(acc) + corr;
+    }
+
+    private static float dotK(QuantRow w, QuantActivations x, int xRow) {
+        GgmlType t = w.type;
+        int cols = w.cols;
+        int xo = xRow * cols;
+        float[] q = w.q;
+        float[] qx = x.q;
+        FloatVector acc = FloatVector.zero(F);
+        float corr = 0f;
         int g = QuantRow.subBlock(t);
         int subs = 256 / g;
         boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
@@ -73,6 +85,14 @@ final class QuantDot {
      * order are those of {@link #dot}, so the four results are bit-identical to four {@code dot} calls.
      */
     static void dot4(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
+        if (QuantRow.kQuant(w[0].type)) {
+            dot4K(w, x, xRow, out, oo);
+        } else {
+            dot4Legacy(w, x, xRow, out, oo);
+        }
+    }
+
+    private static void dot4Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
         GgmlType t = w[0].type;
         int cols = w[0].cols;
         int xo = xRow * cols;
@@ -85,45 +105,57 @@ final class QuantDot {
         FloatVector c1 = FloatVector.zero(F);
         FloatVector c2 = FloatVector.zero(F);
         FloatVector c3 = FloatVector.zero(F);
-        if (!QuantRow.kQuant(t)) {
-            int xb = xo / 32;
-            boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
-            float k0 = 0f;
-            float k1 = 0f;
-            float k2 = 0f;
-            float k3 = 0f;
-            for (int b = 0; b < cols / 32; b++) {
-                FloatVector p0 = FloatVector.zero(F);
-                FloatVector p1 = FloatVector.zero(F);
-                FloatVector p2 = FloatVector.zero(F);
-                FloatVector p3 = FloatVector.zero(F);
-                for (int i = 0; i < 32; i += L) {
-                    int e = b * 32 + i;
-                    FloatVector xv = FloatVector.fromArray(F, qx, xo + e);
-                    p0 = FloatVector.fromArray(F, q0, e).fma(xv, p0);
-                    p1 = FloatVector.fromArray(F, q1, e).fma(xv, p1);
-                    p2 = FloatVector.fromArray(F, q2, e).fma(xv, p2);
-                    p3 = FloatVector.fromArray(F, q3, e).fma(xv, p3);
-                }
-                float dx = x.d[xb + b];
-                c0 = p0.fma(FloatVector.broadcast(F, w[0].d[b] * dx), c0);
-                c1 = p1.fma(FloatVector.broadcast(F, w[1].d[b] * dx), c1);
-                c2 = p2.fma(FloatVector.broadcast(F, w[2].d[b] * dx), c2);
-                c3 = p3.fma(FloatVector.broadcast(F, w[3].d[b] * dx), c3);
-                if (mins) {
-                    float sx = x.sums[xb + b];
-                    k0 += w[0].m[b] * sx;
-                    k1 += w[1].m[b] * sx;
-                    k2 += w[2].m[b] * sx;
-                    k3 += w[3].m[b] * sx;
-                }
+        int xb = xo / 32;
+        boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+        float k0 = 0f;
+        float k1 = 0f;
+        float k2 = 0f;
+        float k3 = 0f;
+        for (int b = 0; b < cols / 32; b++) {
+            FloatVector p0 = FloatVector.zero(F);
+            FloatVector p1 = FloatVector.zero(F);
+            FloatVector p2 = FloatVector.zero(F);
+            FloatVector p3 = FloatVector.zero(F);
+            for (int i = 0; i < 32; i += L) {
+                int e = b * 32 + i;
+                FloatVector xv = FloatVector.fromArray(F, qx, xo + e);
+                p0 = FloatVector.fromArray(F, q0, e).fma(xv, p0);
+                p1 = FloatVector.fromArray(F, q1, e).fma(xv, p1);
+                p2 = FloatVector.fromArray(F, q2, e).fma(xv, p2);
+                p3 = FloatVector.fromArray(F, q3, e).fma(xv, p3);
             }
-            out[oo] = Lanes.sum(c0) + k0;
-            out[oo + 1] = Lanes.sum(c1) + k1;
-            out[oo + 2] = Lanes.sum(c2) + k2;
-            out[oo + 3] = Lanes.sum(c3) + k3;
-            return;
+            float dx = x.d[xb + b];
+            c0 = p0.fma(FloatVector.broadcast(F, w[0].d[b] * dx), c0);
+            c1 = p1.fma(FloatVector.broadcast(F, w[1].d[b] * dx), c1);
+            c2 = p2.fma(FloatVector.broadcast(F, w[2].d[b] * dx), c2);
+            c3 = p3.fma(FloatVector.broadcast(F, w[3].d[b] * dx), c3);
+            if (mins) {
+                float sx = x.sums[xb + b];
+                k0 += w[0].m[b] * sx;
+                k1 += w[1].m[b] * sx;
+                k2 += w[2].m[b] * sx;
+                k3 += w[3].m[b] * sx;
+            }
         }
+        out[oo] = Lanes.sum(c0) + k0;
+        out[oo + 1] = Lanes.sum(c1) + k1;
+        out[oo + 2] = Lanes.sum(c2) + k2;
+        out[oo + 3] = Lanes.sum(c3) + k3;
+    }
+
+    private static void dot4K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
+        GgmlType t = w[0].type;
+        int cols = w[0].cols;
+        int xo = xRow * cols;
+        float[] qx = x.q;
+        float[] q0 = w[0].q;
+        float[] q1 = w[1].q;
+        float[] q2 = w[2].q;
+        float[] q3 = w[3].q;
+        FloatVector c0 = FloatVector.zero(F);
+        FloatVector c1 = FloatVector.zero(F);
+        FloatVector c2 = FloatVector.zero(F);
+        FloatVector c3 = FloatVector.zero(F);
         int g = QuantRow.subBlock(t);
         int subs = 256 / g;
         boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;

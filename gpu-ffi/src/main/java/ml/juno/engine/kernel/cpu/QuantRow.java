@@ -204,74 +204,82 @@ public final class QuantRow {
         this.type = t;
         this.cols = cols;
         switch (t) {
-            case Q4_0 -> {
-                for (int b = 0; b < cols / 32; b++) {
-                    long o = off + b * 18L;
-                    d[b] = half(s, o);
-                    for (int j = 0; j < 16; j += L) {
-                        ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE);
-                        toFloat(v.and((byte) 0xF).sub((byte) 8)).intoArray(q, b * 32 + j);
-                        toFloat(v.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)).intoArray(q, b * 32 + 16 + j);
-                    }
-                }
-            }
-            case Q8_0 -> {
-                for (int b = 0; b < cols / 32; b++) {
-                    long o = off + b * 34L;
-                    d[b] = half(s, o);
-                    for (int j = 0; j < 32; j += L) {
-                        toFloat(ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE)).intoArray(q, b * 32 + j);
-                    }
-                }
-            }
-            case Q4_K -> {
-                for (int b = 0; b < cols / 256; b++) {
-                    long o = off + b * 144L;
-                    d[b] = half(s, o);
-                    dmin[b] = half(s, o + 2);
-                    for (int j = 0; j < 8; j++) {
-                        sc[b * 8 + j] = ScalarDecode.scaleK4(s, o + 4, j);
-                        m[b * 8 + j] = ScalarDecode.minK4(s, o + 4, j);
-                    }
-                    for (int j = 0; j < 4; j++) {
-                        for (int l = 0; l < 32; l += L) {
-                            ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 16 + j * 32L + l, LE);
-                            toFloat(v.and((byte) 0xF)).intoArray(q, b * 256 + 64 * j + l);
-                            toFloat(v.lanewise(VectorOperators.LSHR, 4)).intoArray(q, b * 256 + 64 * j + 32 + l);
-                        }
-                    }
-                }
-            }
-            case Q6_K -> {
-                for (int b = 0; b < cols / 256; b++) {
-                    long o = off + b * 210L;
-                    d[b] = half(s, o + 208);
-                    for (int j = 0; j < 16; j++) {
-                        sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
-                    }
-                    for (int n = 0; n < 2; n++) {
-                        long ql = o + n * 64L;
-                        long qh = o + 128 + n * 32L;
-                        int out = b * 256 + n * 128;
-                        for (int l = 0; l < 32; l += L) {
-                            ByteVector a = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l, LE);
-                            ByteVector c = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l + 32, LE);
-                            ByteVector h = ByteVector.fromMemorySegment(VectorDecode.B, s, qh + l, LE);
-                            toFloat(a.and((byte) 0xF).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32))
-                                    .intoArray(q, out + l);
-                            toFloat(c.and((byte) 0xF).or(h.lanewise(VectorOperators.LSHR, 2).and((byte) 3)
-                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 32);
-                            toFloat(a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 4).and((byte) 3)
-                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 64);
-                            toFloat(c.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 6)
-                                    .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 96);
-                        }
-                    }
-                }
-            }
+            case Q4_0 -> decodeQ4_0(s, off, cols);
+            case Q8_0 -> decodeQ8_0(s, off, cols);
+            case Q4_K -> decodeQ4_K(s, off, cols);
+            case Q6_K -> decodeQ6_K(s, off, cols);
             default -> decodeScalar(t, s, off, cols);
         }
     }
+
+    private void decodeQ4_0(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 32; b++) {
+            long o = off + b * 18L;
+            d[b] = half(s, o);
+            for (int j = 0; j < 16; j += L) {
+                ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE);
+                toFloat(v.and((byte) 0xF).sub((byte) 8)).intoArray(q, b * 32 + j);
+                toFloat(v.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)).intoArray(q, b * 32 + 16 + j);
+            }
+        }
+        }
+
+    private void decodeQ8_0(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 32; b++) {
+            long o = off + b * 34L;
+            d[b] = half(s, o);
+            for (int j = 0; j < 32; j += L) {
+                toFloat(ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE)).intoArray(q, b * 32 + j);
+            }
+        }
+        }
+
+    private void decodeQ4_K(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 144L;
+            d[b] = half(s, o);
+            dmin[b] = half(s, o + 2);
+            for (int j = 0; j < 8; j++) {
+                sc[b * 8 + j] = ScalarDecode.scaleK4(s, o + 4, j);
+                m[b * 8 + j] = ScalarDecode.minK4(s, o + 4, j);
+            }
+            for (int j = 0; j < 4; j++) {
+                for (int l = 0; l < 32; l += L) {
+                    ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 16 + j * 32L + l, LE);
+                    toFloat(v.and((byte) 0xF)).intoArray(q, b * 256 + 64 * j + l);
+                    toFloat(v.lanewise(VectorOperators.LSHR, 4)).intoArray(q, b * 256 + 64 * j + 32 + l);
+                }
+            }
+        }
+        }
+
+    private void decodeQ6_K(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 210L;
+            d[b] = half(s, o + 208);
+            for (int j = 0; j < 16; j++) {
+                sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
+            }
+            for (int n = 0; n < 2; n++) {
+                long ql = o + n * 64L;
+                long qh = o + 128 + n * 32L;
+                int out = b * 256 + n * 128;
+                for (int l = 0; l < 32; l += L) {
+                    ByteVector a = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l, LE);
+                    ByteVector c = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l + 32, LE);
+                    ByteVector h = ByteVector.fromMemorySegment(VectorDecode.B, s, qh + l, LE);
+                    toFloat(a.and((byte) 0xF).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32))
+                            .intoArray(q, out + l);
+                    toFloat(c.and((byte) 0xF).or(h.lanewise(VectorOperators.LSHR, 2).and((byte) 3)
+                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 32);
+                    toFloat(a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 4).and((byte) 3)
+                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 64);
+                    toFloat(c.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 6)
+                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 96);
+                }
+            }
+        }
+        }
 
     private static jdk.incubator.vector.FloatVector toFloat(ByteVector v) {
         return (jdk.incubator.vector.FloatVector) v.convertShape(VectorOperators.B2F, VectorDecode.F, 0);
