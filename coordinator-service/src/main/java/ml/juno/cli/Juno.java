@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Juno.Version.class,
         description = "Juno: run GGUF language models on one machine or split across many.",
         subcommands = {
-                PendingCommands.Local.class,
+                LocalCommand.class,
                 PendingCommands.Cluster.class,
                 NodeCommand.class,
                 PendingCommands.Coordinator.class,
@@ -35,8 +35,8 @@ import picocli.CommandLine.Spec;
                 PendingCommands.Metrics.class,
                 CommandLine.HelpCommand.class,
         },
-        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) once serving is available;",
-                "until then it prints what this build can do. Run 'juno COMMAND --help' for a command's options."})
+        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno local':",
+                "API and web console on http://localhost:8080/. Run 'juno COMMAND --help' for a command's options."})
 public final class Juno implements Callable<Integer> {
 
     @Spec
@@ -68,21 +68,22 @@ public final class Juno implements Callable<Integer> {
         return cli.execute(args);
     }
 
+    /** No command: serve the bundled model, as {@code juno local} with its defaults. */
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         JunoHome home = JunoHome.detect();
         Path model = home.bundledModel();
-        out.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
-        if (Files.isRegularFile(model)) {
-            out.println("Bundled model: " + home.root().relativize(model));
-        } else {
-            out.println("Bundled model missing: " + model);
+        if (!Files.isRegularFile(model)) {
+            throw new CliException("bundled model missing: " + model + "; run 'juno local --model-path FILE' or 'juno --help'");
         }
-        out.println("Serving is not available in this build yet; these commands are:");
-        out.println();
-        spec.commandLine().usage(out);
-        return 0;
+        LocalCommand local = new LocalCommand();
+        new CommandLine(local).parseArgs();
+        out.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
+        out.println("Serving " + home.root().relativize(model) + " on http://localhost:" + local.apiPort
+                + "/ (OpenAI API under /v1; 'juno --help' lists every command)");
+        out.flush();
+        return local.call();
     }
 
     /** Reports the engine version. */

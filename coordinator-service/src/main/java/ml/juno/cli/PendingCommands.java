@@ -23,9 +23,6 @@ final class PendingCommands {
         }
     }
 
-    @Command(name = "local", description = "Serve a model from one process, no gRPC (not implemented yet).")
-    static final class Local extends Pending {}
-
     @Command(name = "cluster", description = "Fork N node processes and a coordinator on loopback (not implemented yet).")
     static final class Cluster extends Pending {}
 

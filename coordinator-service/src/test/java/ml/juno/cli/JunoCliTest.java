@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class JunoCliTest {
 
@@ -52,10 +55,26 @@ class JunoCliTest {
     }
 
     @Test
-    void noArguments_describesTheBuild() {
-        Run r = run();
-        assertEquals(0, r.code());
-        assertTrue(r.out().startsWith("Juno "), r.out());
-        assertTrue(r.out().contains("Usage: juno"), r.out());
+    void noArguments_servesTheBundledModel_orSaysWhatIsMissing(@TempDir Path home) throws Exception {
+        String before = System.getProperty("juno.home");
+        System.setProperty("juno.home", home.toString());
+        try {
+            Run missingModel = run();
+            assertEquals(1, missingModel.code());
+            assertTrue(missingModel.err().startsWith("juno: bundled model missing: "), missingModel.err());
+
+            Files.createDirectories(home.resolve("models"));
+            Files.copy(Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf"), home.resolve("models/stories260K.gguf"));
+            Run notBuilt = run();
+            assertEquals(1, notBuilt.code(), "no packaged coordinator in this home, so nothing is started");
+            assertTrue(notBuilt.out().contains("Serving models/stories260K.gguf on http://localhost:"), notBuilt.out());
+            assertTrue(notBuilt.err().contains("not built: ") && notBuilt.err().contains("coordinator-service"), notBuilt.err());
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.home");
+            } else {
+                System.setProperty("juno.home", before);
+            }
+        }
     }
 }

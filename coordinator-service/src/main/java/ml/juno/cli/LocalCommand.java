@@ -1,0 +1,74 @@
+package ml.juno.cli;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code juno local}: serves one model from one process (no gRPC), with the OpenAI-compatible API, the web
+ * console at {@code /}, health and metrics, by starting the packaged coordinator app in the foreground.
+ */
+@Command(name = "local", mixinStandardHelpOptions = true,
+        description = "Serve a model from one process: OpenAI-compatible API, web console at /, /q/health, /q/metrics.")
+final class LocalCommand implements Callable<Integer> {
+
+    @Mixin
+    ModelOption model = new ModelOption();
+
+    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT).")
+    int apiPort;
+
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = {"--threads", "-t"}, defaultValue = "0", description = "CPU threads for the engine; 0 = all cores (default).")
+    int threads;
+
+    @Option(names = {"--ctx-size", "-c"}, defaultValue = "0", description = "Context length in tokens; 0 = the model's (default).")
+    int contextLength;
+
+    @Option(names = "--max-sequences", description = "Sequences decoded together at most (default: the engine's).")
+    Integer maxSequences;
+
+    @Option(names = "--max-queue", description = "Requests waiting at most before 429 (default: the engine's).")
+    Integer maxQueue;
+
+    @Override
+    public Integer call() {
+        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), properties());
+    }
+
+    /** The system properties the coordinator app is started with. */
+    Map<String, String> properties() {
+        Path modelPath = model.resolve();
+        if (apiPort < 1 || apiPort > 65535) {
+            throw new CliException("--api-port must be in 1..65535, got " + apiPort);
+        }
+        if (threads < 0 || contextLength < 0) {
+            throw new CliException("--threads and --ctx-size must be >= 0");
+        }
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("juno.model-path", modelPath.toAbsolutePath().toString());
+        props.put("quarkus.http.port", Integer.toString(apiPort));
+        props.put("quarkus.http.host", host);
+        props.put("juno.threads", Integer.toString(threads));
+        props.put("juno.context-length", Integer.toString(contextLength));
+        if (maxSequences != null) {
+            if (maxSequences < 1) {
+                throw new CliException("--max-sequences must be >= 1, got " + maxSequences);
+            }
+            props.put("juno.max-sequences", maxSequences.toString());
+        }
+        if (maxQueue != null) {
+            if (maxQueue < 0) {
+                throw new CliException("--max-queue must be >= 0, got " + maxQueue);
+            }
+            props.put("juno.max-queue", maxQueue.toString());
+        }
+        return props;
+    }
+}

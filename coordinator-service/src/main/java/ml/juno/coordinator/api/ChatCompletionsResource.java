@@ -1,0 +1,54 @@
+package ml.juno.coordinator.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.common.annotation.RunOnVirtualThread;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.MediaType;
+import ml.juno.coordinator.api.dto.ChatCompletionRequest;
+import ml.juno.coordinator.api.dto.ChunkFormat;
+import ml.juno.coordinator.api.dto.Replies;
+import ml.juno.coordinator.api.dto.RequestMapping;
+import ml.juno.coordinator.api.dto.ResponseIds;
+import ml.juno.coordinator.service.GenerationOptions;
+import ml.juno.coordinator.service.GenerationService;
+import ml.juno.coordinator.service.RequestKind;
+import ml.juno.coordinator.service.ServedModel;
+import org.jboss.resteasy.reactive.RestMulti;
+
+/** {@code POST /v1/chat/completions}, blocking or streamed ({@code "stream": true}). */
+@Path("/v1/chat/completions")
+public class ChatCompletionsResource {
+
+    private final GenerationService service;
+    private final ObjectMapper json;
+
+    ChatCompletionsResource(GenerationService service, ObjectMapper json) {
+        this.service = service;
+        this.json = json;
+    }
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    // no @Produces: any Accept is fine; each response sets its own Content-Type (JSON or SSE)
+    @Blocking
+    @RunOnVirtualThread
+    public RestMulti<String> create(@Valid @NotNull ChatCompletionRequest request) {
+        ServedModel model = service.model(request.model());
+        GenerationOptions options = RequestMapping.chatOptions(request);
+        String id = ResponseIds.chat();
+        long created = System.currentTimeMillis() / 1000;
+        if (request.streaming()) {
+            ChunkFormat format = new ChunkFormat(json, model.engine().tokenizer(), true, id, created, model.id(), model.fingerprint());
+            return Responder.stream(service, model, RequestMapping.chatPrompt(request), options, RequestKind.CHAT, format,
+                    request.wantsUsageChunk());
+        }
+        Replies replies = new Replies(json);
+        return Responder.whole(service, model, RequestMapping.chatPrompt(request), options, RequestKind.CHAT,
+                r -> replies.chat(id, created, model, r, options.logprobs() >= 0));
+    }
+}

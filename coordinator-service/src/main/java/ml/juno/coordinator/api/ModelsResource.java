@@ -1,0 +1,38 @@
+package ml.juno.coordinator.api;
+
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.util.List;
+import ml.juno.coordinator.api.dto.ModelCard;
+import ml.juno.coordinator.service.EngineProducer;
+import ml.juno.coordinator.service.GenerationService;
+
+/** {@code GET /v1/models} and {@code GET /v1/models/{id}}. */
+@Path("/v1/models")
+@Produces(MediaType.APPLICATION_JSON)
+public class ModelsResource {
+
+    private final EngineProducer engines;
+    private final GenerationService service;
+
+    ModelsResource(EngineProducer engines, GenerationService service) {
+        this.engines = engines;
+        this.service = service;
+    }
+
+    /** The served model; an empty list while it is loading. */
+    @GET
+    public ModelCard.Listing list() {
+        return ModelCard.Listing.of(engines.current().map(ModelCard::of).map(List::of).orElse(List.of()));
+    }
+
+    @GET
+    @Path("/{id}")
+    public ModelCard get(@PathParam("id") String id) {
+        return ModelCard.of(service.model(id));
+    }
+}

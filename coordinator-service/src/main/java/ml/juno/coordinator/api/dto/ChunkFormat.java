@@ -1,0 +1,113 @@
+package ml.juno.coordinator.api.dto;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.coordinator.tokenizer.Tokenizer;
+
+/**
+ * The SSE frames of one streamed response, byte-exact as OpenAI sends them: {@code data: {json}\n\n} …
+ * {@code data: [DONE]\n\n}. A content chunk is one {@code StringBuilder} over a prefix rendered once per
+ * request (id, created, model, fingerprint); rarer chunks (role, finish, usage, logprobs, error) go through
+ * Jackson and the records, which define the same shapes.
+ */
+public final class ChunkFormat {
+
+    public static final String DONE = "data: [DONE]\n\n";
+    private static final String CHAT_CHUNK = "chat.completion.chunk";
+    private static final String TEXT_COMPLETION = "text_completion";
+
+    private final ObjectMapper json;
+    private final Tokenizer tokenizer;
+    private final boolean chat;
+    private final String id;
+    private final long created;
+    private final String model;
+    private final String fingerprint;
+    /** {@code data: {"id":…,"choices":[{} — everything before a choice's own fields. */
+    private final String prefix;
+
+    public ChunkFormat(ObjectMapper json, Tokenizer tokenizer, boolean chat, String id, long created, String model, String fingerprint) {
+        this.json = json;
+        this.tokenizer = tokenizer;
+        this.chat = chat;
+        this.id = id;
+        this.created = created;
+        this.model = model;
+        this.fingerprint = fingerprint;
+        StringBuilder sb = new StringBuilder("data: {\"id\":");
+        JsonText.quote(sb, id).append(",\"object\":");
+        JsonText.quote(sb, chat ? CHAT_CHUNK : TEXT_COMPLETION).append(",\"created\":").append(created).append(",\"model\":");
+        JsonText.quote(sb, model).append(",\"system_fingerprint\":");
+        JsonText.quote(sb, fingerprint).append(",\"choices\":[{");
+        this.prefix = sb.toString();
+    }
+
+    /** A chunk carrying {@code text} for choice {@code index}; the hot path, one builder per token. */
+    public String content(int index, String text) {
+        StringBuilder sb = new StringBuilder(prefix.length() + text.length() + 96).append(prefix);
+        if (chat) {
+            sb.append("\"index\":").append(index).append(",\"delta\":{\"content\":");
+            JsonText.quote(sb, text).append('}');
+        } else {
+            sb.append("\"text\":");
+            JsonText.quote(sb, text).append(",\"index\":").append(index);
+        }
+        return sb.append(",\"logprobs\":null,\"finish_reason\":null}]}\n\n").toString();
+    }
+
+    /** A content chunk with the token's log-probabilities ({@code textOffset}: legacy completions only). */
+    public String content(int index, String text, TokenLogprobs logprobs, int textOffset) {
+        if (chat) {
+            ChatLogprobs lp = new ChatLogprobs(List.of(LogprobsMapping.entry(logprobs, tokenizer)));
+            return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta(null, text), lp, null));
+        }
+        TextCompletion.Logprobs lp = LogprobsMapping.text(List.of(logprobs), tokenizer, textOffset);
+        return textChunk(new TextCompletion.Choice(text, index, lp, null));
+    }
+
+    /** The first chunk of a chat choice: the assistant role, empty content. */
+    public String role(int index) {
+        return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta("assistant", ""), null, null));
+    }
+
+    /** The last chunk of a choice: empty delta, the finish reason. */
+    public String finish(int index, FinishReason reason) {
+        if (chat) {
+            return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta(null, null), null, reason.wireName()));
+        }
+        return textChunk(new TextCompletion.Choice("", index, null, reason.wireName()));
+    }
+
+    /** {@code stream_options.include_usage}: empty {@code choices} and the request's usage. */
+    public String usage(Usage usage) {
+        Object chunk = chat
+                ? new ChatCompletionChunk(id, CHAT_CHUNK, created, model, fingerprint, List.of(), UsageDto.of(usage))
+                : new TextCompletion(id, TEXT_COMPLETION, created, model, fingerprint, List.of(), UsageDto.of(usage));
+        return frame(chunk);
+    }
+
+    /** An error after streaming started; {@link #DONE} follows it. */
+    public String error(ErrorResponse error) {
+        return frame(error);
+    }
+
+    private String chatChunk(ChatCompletionChunk.Choice choice) {
+        return frame(new ChatCompletionChunk(id, CHAT_CHUNK, created, model, fingerprint, List.of(choice), null));
+    }
+
+    private String textChunk(TextCompletion.Choice choice) {
+        return frame(new TextCompletion(id, TEXT_COMPLETION, created, model, fingerprint, List.of(choice), null));
+    }
+
+    private String frame(Object value) {
+        try {
+            return "data: " + json.writeValueAsString(value) + "\n\n";
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write a response chunk", e);
+        }
+    }
+}

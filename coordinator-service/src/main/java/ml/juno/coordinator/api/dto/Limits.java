@@ -1,0 +1,12 @@
+package ml.juno.coordinator.api.dto;
+
+/** Request limits that are part of the API's contract. */
+public final class Limits {
+    /** Choices per request at most. */
+    public static final int MAX_N = 16;
+    /** OpenAI's default {@code max_tokens} for text completions. */
+    public static final int DEFAULT_COMPLETION_TOKENS = 16;
+
+    private Limits() {
+    }
+}

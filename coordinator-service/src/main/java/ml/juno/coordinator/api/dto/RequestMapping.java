@@ -1,0 +1,96 @@
+package ml.juno.coordinator.api.dto;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import ml.juno.coordinator.sampling.LogitBias;
+import ml.juno.coordinator.sampling.RepetitionPenalties;
+import ml.juno.coordinator.sampling.SamplingParams;
+import ml.juno.coordinator.sampling.Truncation;
+import ml.juno.coordinator.service.GenerationOptions;
+import ml.juno.coordinator.service.InvalidRequestException;
+import ml.juno.coordinator.service.PromptInput;
+import ml.juno.coordinator.tokenizer.ChatMessage;
+
+/**
+ * From validated request records to the service's terms, with OpenAI's defaults: temperature 1, top_p 1,
+ * no penalties, a random seed when none is given, n = 1. Checks that span fields live here and fail with
+ * {@link InvalidRequestException} naming the field.
+ */
+public final class RequestMapping {
+
+    /** Tokens the presence, frequency and repetition penalties look back over (llama.cpp's penalty_last_n). */
+    static final int PENALTY_WINDOW = 64;
+
+    private RequestMapping() {
+    }
+
+    public static PromptInput.Chat chatPrompt(ChatCompletionRequest r) {
+        List<ChatMessage> messages = new ArrayList<>(r.messages().size());
+        for (ChatMessageIn m : r.messages()) {
+            // "developer" is OpenAI's newer name for the system role; chat templates know "system"
+            messages.add(new ChatMessage("developer".equals(m.role()) ? "system" : m.role(), m.content()));
+        }
+        return new PromptInput.Chat(messages);
+    }
+
+    public static GenerationOptions chatOptions(ChatCompletionRequest r) {
+        if (r.topLogprobs() != null && !Boolean.TRUE.equals(r.logprobs())) {
+            throw new InvalidRequestException("top_logprobs", "top_logprobs requires logprobs to be true");
+        }
+        return options(r, r.tokenLimit(), r.logprobCount());
+    }
+
+    public static GenerationOptions completionOptions(CompletionRequest r) {
+        if (Boolean.TRUE.equals(r.echo())) {
+            throw new InvalidRequestException("echo", "echo is not supported");
+        }
+        return options(r, r.tokenLimit(), r.logprobCount());
+    }
+
+    private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs) {
+        if (r.streamOptions() != null && !r.streaming()) {
+            throw new InvalidRequestException("stream_options", "stream_options is only allowed when stream is true");
+        }
+        float temperature = r.temperature() != null ? r.temperature().floatValue() : 1f;
+        float topP = r.topP() != null ? r.topP().floatValue() : 1f;
+        int topK = r.topK() != null ? r.topK() : 0;
+        if (topP == 0f) { // "only the most likely token": top-k 1
+            topP = 1f;
+            topK = 1;
+        }
+        float minP = r.minP() != null ? r.minP().floatValue() : 0f;
+        float repeat = r.repetitionPenalty() != null ? r.repetitionPenalty().floatValue() : 1f;
+        float frequency = r.frequencyPenalty() != null ? r.frequencyPenalty().floatValue() : 0f;
+        float presence = r.presencePenalty() != null ? r.presencePenalty().floatValue() : 0f;
+        RepetitionPenalties penalties = repeat == 1f && frequency == 0f && presence == 0f
+                ? RepetitionPenalties.NONE
+                : new RepetitionPenalties(repeat, frequency, presence, PENALTY_WINDOW);
+        long seed = r.seed() != null ? r.seed() : ThreadLocalRandom.current().nextLong();
+        SamplingParams sampling = new SamplingParams(temperature, new Truncation(topK, topP, minP), penalties, logitBias(r.logitBias()), seed);
+        int n = r.n() != null ? r.n() : 1;
+        int priority = r.priority() != null ? r.priority() : 0;
+        return new GenerationOptions(maxTokens, sampling, r.stop() != null ? r.stop() : List.of(), n, priority, logprobs);
+    }
+
+    private static LogitBias logitBias(Map<String, Double> bias) {
+        if (bias == null || bias.isEmpty()) {
+            return LogitBias.NONE;
+        }
+        Map<Integer, Float> ids = new LinkedHashMap<>();
+        for (var e : bias.entrySet()) {
+            int id;
+            try {
+                id = Integer.parseInt(e.getKey().trim());
+            } catch (NumberFormatException notANumber) {
+                throw new InvalidRequestException("logit_bias", "logit_bias keys must be token ids, got '" + e.getKey() + "'");
+            }
+            if (id < 0 || ids.put(id, e.getValue().floatValue()) != null) {
+                throw new InvalidRequestException("logit_bias", "logit_bias key " + e.getKey() + " is negative or repeated");
+            }
+        }
+        return LogitBias.of(ids);
+    }
+}

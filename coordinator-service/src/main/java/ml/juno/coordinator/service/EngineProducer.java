@@ -1,0 +1,107 @@
+package ml.juno.coordinator.service;
+
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.Optional;
+import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.InferenceEngine;
+import ml.juno.engine.EngineInfo;
+import org.jboss.logging.Logger;
+
+/**
+ * Creates the one {@link InferenceEngine} of this process from {@link JunoConfig} and owns its lifecycle.
+ * The model loads on a background thread at startup, so the HTTP server is live at once and becomes ready
+ * when the model is loaded; until then {@link #require()} answers {@link EngineNotReadyException} (HTTP 503).
+ */
+@ApplicationScoped
+public class EngineProducer {
+
+    private static final Logger LOG = Logger.getLogger(EngineProducer.class);
+
+    private final JunoConfig config;
+    private volatile ServedModel served;
+    private volatile String state = "starting";
+
+    EngineProducer(JunoConfig config) {
+        this.config = config;
+    }
+
+    void onStart(@Observes StartupEvent ignored) {
+        Optional<Path> path = config.modelPath();
+        if (path.isEmpty()) {
+            state = "no model configured: set juno.model-path (juno local --model-path FILE)";
+            LOG.warn(state);
+            return;
+        }
+        state = "loading " + path.get();
+        Thread.ofPlatform().name("juno-model-load").daemon().start(() -> load(path.get()));
+    }
+
+    void onStop(@Observes ShutdownEvent ignored) {
+        ServedModel s = served;
+        served = null;
+        state = "shutting down";
+        if (s != null) {
+            s.engine().close();
+        }
+    }
+
+    private void load(Path path) {
+        long t0 = System.nanoTime();
+        try {
+            InferenceEngine engine = InferenceEngine.open(engineConfig(path));
+            served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
+                    ServedModel.maxPieceBytes(engine));
+            state = "ready";
+            LOG.infof("model %s loaded in %d ms (%s)", engine.modelId(), (System.nanoTime() - t0) / 1_000_000, engine.info());
+        } catch (IOException | RuntimeException e) {
+            state = "model failed to load: " + e.getMessage();
+            LOG.error(state, e);
+        }
+    }
+
+    private EngineConfig engineConfig(Path path) {
+        EngineConfig d = EngineConfig.defaults(path);
+        return new EngineConfig(path,
+                config.threads() > 0 ? config.threads() : d.threads(),
+                config.contextLength() > 0 ? config.contextLength() : d.contextLength(),
+                config.kvType().orElse(d.kvType()),
+                config.kvBudgetBytes().orElse(d.kvBudgetBytes()),
+                config.maxSequences().orElse(d.maxSequences()),
+                config.maxBatchTokens().orElse(d.maxBatchTokens()),
+                config.maxQueue().orElse(d.maxQueue()));
+    }
+
+    /** Changes with the model file (name, size, time) and the Juno version, like OpenAI's backend fingerprint. */
+    private static String fingerprint(Path path) throws IOException {
+        String key = path.getFileName() + "|" + Files.size(path) + "|" + Files.getLastModifiedTime(path).toMillis() + "|" + EngineInfo.VERSION;
+        long h = 1125899906842597L;
+        for (int i = 0; i < key.length(); i++) {
+            h = 31 * h + key.charAt(i);
+        }
+        return "fp_" + HexFormat.of().toHexDigits(h).substring(6);
+    }
+
+    /** The served model, if it is loaded and the engine is ready. */
+    public Optional<ServedModel> current() {
+        ServedModel s = served;
+        return s != null && s.engine().ready() ? Optional.of(s) : Optional.empty();
+    }
+
+    /** The served model, or {@link EngineNotReadyException} saying why there is none. */
+    public ServedModel require() {
+        return current().orElseThrow(() -> new EngineNotReadyException("The model is not ready: " + state()));
+    }
+
+    /** "ready", "loading …", "model failed to load: …", "shutting down", … */
+    public String state() {
+        ServedModel s = served;
+        return s != null && !s.engine().ready() ? "engine stopped" : state;
+    }
+}

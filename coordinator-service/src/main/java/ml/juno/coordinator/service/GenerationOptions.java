@@ -1,0 +1,24 @@
+package ml.juno.coordinator.service;
+
+import java.util.List;
+import ml.juno.coordinator.sampling.SamplingParams;
+
+/**
+ * How to generate, once the prompt is known.
+ *
+ * @param maxTokens   generated tokens at most per choice; 0 = until the context is full
+ * @param sampling    sampler settings; choice {@code i} draws with seed {@code sampling.seed() + i}
+ * @param stopStrings the client's stop strings (the template's end-of-turn strings are added for chats)
+ * @param n           choices of the one prompt (they share its prefix cache); >= 1
+ * @param priority    lower runs first
+ * @param logprobs    -1: none; else the chosen token's log-probability plus this many alternatives
+ */
+public record GenerationOptions(int maxTokens, SamplingParams sampling, List<String> stopStrings, int n, int priority,
+                                int logprobs) {
+    public GenerationOptions {
+        if (maxTokens < 0 || n < 1) {
+            throw new IllegalArgumentException("maxTokens must be >= 0 and n >= 1");
+        }
+        stopStrings = List.copyOf(stopStrings);
+    }
+}

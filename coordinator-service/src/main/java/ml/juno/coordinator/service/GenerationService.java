@@ -1,0 +1,173 @@
+package ml.juno.coordinator.service;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import ml.juno.coordinator.engine.InferenceEngine;
+import ml.juno.coordinator.sampling.SamplingParams;
+import ml.juno.coordinator.sampling.StopCondition;
+import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.SubmitResult;
+import ml.juno.coordinator.tokenizer.ChatRequest;
+import ml.juno.coordinator.tokenizer.ChatTemplateException;
+import ml.juno.coordinator.tokenizer.ChatTemplates;
+import ml.juno.coordinator.tokenizer.Tokenizer;
+
+/**
+ * Turns one API request into engine requests: checks the model name, renders and tokenizes the prompt, fits
+ * the token budget into the context, and submits one sequence per choice (choice {@code i} seeded with
+ * {@code seed + i}; the choices share the prompt's prefix cache). Runs on a request thread, never on the
+ * event loop: templating and tokenizing are CPU work.
+ */
+@ApplicationScoped
+public class GenerationService {
+
+    private final EngineProducer engines;
+    private final EngineMetrics metrics;
+
+    GenerationService(EngineProducer engines, EngineMetrics metrics) {
+        this.engines = engines;
+        this.metrics = metrics;
+    }
+
+    /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
+    public ServedModel model(String model) {
+        ServedModel served = engines.require();
+        if (!served.id().equals(model)) {
+            throw new UnknownModelException(model);
+        }
+        return served;
+    }
+
+    /**
+     * Starts generating with {@code served} (from {@link #model}); output goes to {@code listener} (on the
+     * loop thread).
+     *
+     * @throws InvalidRequestException  the prompt or the options cannot be served
+     * @throws EngineBusyException      the queue is full
+     */
+    public Generation start(ServedModel served, PromptInput prompt, GenerationOptions options, RequestKind kind,
+                            GenerationListener listener) {
+        InferenceEngine engine = served.engine();
+        Tokenizer tokenizer = engine.tokenizer();
+        String promptParam = prompt instanceof PromptInput.Chat ? "messages" : "prompt";
+        int context = engine.info().contextLength();
+        int[] tokens = tokenize(served, prompt, promptParam, context);
+        if (tokens.length >= context) {
+            throw new InvalidRequestException(promptParam, "This model's maximum context length is " + context
+                    + " tokens. However, your prompt is " + tokens.length + " tokens.");
+        }
+        if (options.maxTokens() > context) {
+            throw new InvalidRequestException("max_tokens", "max_tokens is too large: " + options.maxTokens()
+                    + ". This model supports at most " + context + " tokens (prompt and completion).");
+        }
+        int room = context - tokens.length;
+        int maxTokens = options.maxTokens() == 0 ? room : Math.min(options.maxTokens(), room);
+        if (options.sampling().logitBias().maxTokenId() >= tokenizer.size()) {
+            throw new InvalidRequestException("logit_bias", "logit_bias names token " + options.sampling().logitBias().maxTokenId()
+                    + ", but the vocabulary has " + tokenizer.size() + " tokens");
+        }
+        StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
+
+        Generation generation = new Generation(served, options.n(), tokens.length, kind, listener, metrics);
+        metrics.started(kind);
+        for (int i = 0; i < options.n(); i++) {
+            SamplingParams s = options.sampling();
+            SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
+            SubmitResult result;
+            try {
+                result = engine.submit(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()),
+                        generation.sink(i));
+            } catch (IllegalArgumentException e) {
+                generation.cancel();
+                throw new InvalidRequestException(null, e.getMessage());
+            }
+            switch (result) {
+                case SubmitResult.Accepted a -> generation.submitted(i, a.sequenceId());
+                case SubmitResult.Rejected r -> {
+                    generation.cancel();
+                    metrics.rejected(kind);
+                    throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
+                }
+            }
+        }
+        return generation;
+    }
+
+    private static int[] tokenize(ServedModel served, PromptInput prompt, String param, int context) {
+        InferenceEngine engine = served.engine();
+        Tokenizer tokenizer = engine.tokenizer();
+        try {
+            int[] tokens = switch (prompt) {
+                case PromptInput.Chat chat -> ChatTemplates.encodePrompt(tokenizer,
+                        fitting(engine.chatTemplate().render(new ChatRequest(chat.messages(), true)), served, param, context));
+                case PromptInput.Text text -> tokenizer.encode(fitting(text.text(), served, param, context));
+                case PromptInput.Tokens ids -> checkIds(ids.ids(), tokenizer.size());
+            };
+            if (tokens.length == 0) {
+                throw new InvalidRequestException(param, "The prompt is empty");
+            }
+            return tokens;
+        } catch (ChatTemplateException e) {
+            throw new InvalidRequestException(param, "The chat template cannot render these messages: " + e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidRequestException(param, e.getMessage());
+        }
+    }
+
+    /** Refuses, without tokenizing it, a text too long for the context whatever its tokens. */
+    private static String fitting(String text, ServedModel served, String param, int context) {
+        if (text.length() > (long) context * served.maxPieceBytes()) {
+            throw new InvalidRequestException(param, "This model's maximum context length is " + context
+                    + " tokens. However, your prompt has " + text.length() + " characters, which is more than that.");
+        }
+        return text;
+    }
+
+    private static int[] checkIds(int[] ids, int vocab) {
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw new IllegalArgumentException("token id " + id + " is outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+        return ids;
+    }
+
+    private static List<String> stopStrings(InferenceEngine engine, PromptInput prompt, GenerationOptions options) {
+        Set<String> stops = new LinkedHashSet<>(options.stopStrings());
+        if (prompt instanceof PromptInput.Chat) {
+            for (String s : engine.chatTemplate().stopStrings()) {
+                if (!s.isEmpty()) {
+                    stops.add(s);
+                }
+            }
+        }
+        return new ArrayList<>(stops);
+    }
+
+    /** Token ids of {@code text} ({@code /v1/tokenize}). */
+    public int[] tokenize(String model, String text, boolean addSpecial, boolean parseSpecial) {
+        Tokenizer tokenizer = modelOrDefault(model).engine().tokenizer();
+        try {
+            return tokenizer.encode(text, addSpecial, parseSpecial);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidRequestException("text", e.getMessage());
+        }
+    }
+
+    /** Text of token ids ({@code /v1/detokenize}). */
+    public String detokenize(String model, int[] tokens) {
+        Tokenizer tokenizer = modelOrDefault(model).engine().tokenizer();
+        try {
+            return tokenizer.decode(checkIds(tokens, tokenizer.size()));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidRequestException("tokens", e.getMessage());
+        }
+    }
+
+    private ServedModel modelOrDefault(String model) {
+        return model == null ? engines.require() : model(model);
+    }
+}

@@ -1,0 +1,50 @@
+package ml.juno.e2e.harness;
+
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * One packaged coordinator serving the bundled {@code models/stories260K.gguf} on a free port, shared by the
+ * e2e classes of this JVM (started on first use, stopped when the JVM exits).
+ */
+public final class LocalServer {
+
+    public static final String MODEL_ID = "stories260K";
+    private static AppLauncher server;
+
+    private LocalServer() {
+    }
+
+    public static synchronized AppLauncher get() throws IOException, InterruptedException {
+        if (server == null || !server.process().isAlive()) {
+            Path app = Path.of(System.getProperty("juno.coordinator.app", "../coordinator-service/target/quarkus-app"), "quarkus-run.jar");
+            Path model = Path.of(System.getProperty("juno.models.dir", "../models"), "stories260K.gguf").toAbsolutePath();
+            AppLauncher s = AppLauncher.start("coordinator-local", app, Map.of("juno.model-path", model.toString()), Duration.ofSeconds(60));
+            awaitReady(s, Duration.ofSeconds(60));
+            Runtime.getRuntime().addShutdownHook(new Thread(s::close, "juno-e2e-local-server-stop"));
+            server = s;
+        }
+        return server;
+    }
+
+    /** Waits until {@code /q/health/ready} answers 200 (the model is loaded). */
+    static void awaitReady(AppLauncher s, Duration timeout) throws IOException, InterruptedException {
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(s.url("/q/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 200) {
+                return;
+            }
+            last = r.body();
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("not ready within " + timeout + ": " + last + "\nlog:\n" + s.log());
+    }
+}
