@@ -59,6 +59,18 @@ public final class AppLauncher implements AutoCloseable {
         props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(app.toString());
+        return launch(name, port, cmd, timeout);
+    }
+
+    /**
+     * Starts an arbitrary command that serves HTTP on {@code port} (e.g. {@code juno local --api-port PORT}), with
+     * its output in the log file, and waits until it is live.
+     */
+    public static AppLauncher startCommand(String name, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
+        return launch(name, port, cmd, timeout);
+    }
+
+    private static AppLauncher launch(String name, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
         Path logDir = Path.of("target", "e2e-logs");
         Files.createDirectories(logDir);
         Path log = logDir.resolve(name + "-" + port + ".log");

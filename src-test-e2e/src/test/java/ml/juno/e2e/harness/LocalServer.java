@@ -6,11 +6,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
+import java.util.List;
 
 /**
- * One packaged coordinator serving the bundled {@code models/stories260K.gguf} on a free port, shared by the
- * e2e classes of this JVM (started on first use, stopped when the JVM exits).
+ * {@code juno local} serving the bundled {@code models/stories260K.gguf} on a free port (the CLI starting the
+ * packaged coordinator as its child), shared by the e2e classes of this JVM: started on first use, stopped when
+ * the JVM exits.
  */
 public final class LocalServer {
 
@@ -22,9 +23,16 @@ public final class LocalServer {
 
     public static synchronized AppLauncher get() throws IOException, InterruptedException {
         if (server == null || !server.process().isAlive()) {
-            Path app = Path.of(System.getProperty("juno.coordinator.app", "../coordinator-service/target/quarkus-app"), "quarkus-run.jar");
-            Path model = Path.of(System.getProperty("juno.models.dir", "../models"), "stories260K.gguf").toAbsolutePath();
-            AppLauncher s = AppLauncher.start("coordinator-local", app, Map.of("juno.model-path", model.toString()), Duration.ofSeconds(60));
+            // through the launcher's own command, as a user runs it: juno local --model-path M --api-port P
+            Path root = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
+            Path app = Path.of(System.getProperty("juno.coordinator.app", root.resolve("coordinator-service/target/quarkus-app").toString()));
+            Path model = Path.of(System.getProperty("juno.models.dir", root.resolve("models").toString()), "stories260K.gguf").toAbsolutePath();
+            int port = AppLauncher.freePort();
+            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx128m",
+                    "-Djuno.home=" + root, "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno",
+                    "local", "--model-path", model.toString(), "--api-port", Integer.toString(port), "--host", "127.0.0.1");
+            AppLauncher s = AppLauncher.startCommand("juno-local", port, cmd, Duration.ofSeconds(60));
             awaitReady(s, Duration.ofSeconds(60));
             Runtime.getRuntime().addShutdownHook(new Thread(s::close, "juno-e2e-local-server-stop"));
             server = s;
