@@ -44,8 +44,11 @@ public interface Backend extends AutoCloseable {
      */
     void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out);
 
-    /** {@code gate[i] = silu(gate[i]) · up[i]} for {@code i < n}. */
-    void swiglu(float[] gate, float[] up, int n);
+    /**
+     * {@code gate[r][i] = silu(gate[r][i]) · up[r][i]} over {@code rows} rows of {@code cols} ({@code [rows][cols]}).
+     * Each row is computed on its own, so a row's values never depend on how many rows share the call.
+     */
+    void swiglu(float[] gate, float[] up, int rows, int cols);
 
     /** {@code acc[i] += x[i]} for {@code i < n}. */
     void add(float[] acc, float[] x, int n);

@@ -121,16 +121,21 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int n) {
-        int i = 0;
-        for (int bound = F.loopBound(n); i < bound; i += F.length()) {
-            FloatVector g = FloatVector.fromArray(F, gate, i);
-            FloatVector silu = g.div(Lanes.exp(g.neg()).add(1f));
-            silu.mul(FloatVector.fromArray(F, up, i)).intoArray(gate, i);
-        }
-        for (; i < n; i++) {
-            float g = gate[i];
-            gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
+    public void swiglu(float[] gate, float[] up, int rows, int cols) {
+        // per row: the vector body and the scalar tail split the same way for every row (batch invariance)
+        int bound = F.loopBound(cols);
+        for (int r = 0; r < rows; r++) {
+            int base = r * cols;
+            int i = 0;
+            for (; i < bound; i += F.length()) {
+                FloatVector g = FloatVector.fromArray(F, gate, base + i);
+                FloatVector silu = g.div(Lanes.exp(g.neg()).add(1f));
+                silu.mul(FloatVector.fromArray(F, up, base + i)).intoArray(gate, base + i);
+            }
+            for (; i < cols; i++) {
+                float g = gate[base + i];
+                gate[base + i] = g / (1f + (float) Math.exp(-g)) * up[base + i];
+            }
         }
     }
 

@@ -67,8 +67,8 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public void swiglu(float[] gate, float[] up, int n) {
-        ScalarKernels.swiglu(gate, up, n);
+    public void swiglu(float[] gate, float[] up, int rows, int cols) {
+        ScalarKernels.swiglu(gate, up, rows * cols);
     }
 
     @Override

@@ -23,9 +23,6 @@ public final class ForwardState {
     /** FFN gate and up projections, {@code [capacity][ffn]} (this shard's slice). */
     public final float[] gate;
     public final float[] up;
-    /** One row of gate and up, {@code [ffn]} each: lets element-wise kernels see every row alike (see SwiGluFfn). */
-    public final float[] rowGate;
-    public final float[] rowUp;
     /** RoPE cos/sin of each row's position, {@code [capacity][ropeDims/2]}. */
     public final float[] cos;
     public final float[] sin;
@@ -45,8 +42,6 @@ public final class ForwardState {
         this.v = new float[capacity * sizes.kvDim()];
         this.gate = new float[capacity * sizes.ffn()];
         this.up = new float[capacity * sizes.ffn()];
-        this.rowGate = new float[sizes.ffn()];
-        this.rowUp = new float[sizes.ffn()];
         this.cos = new float[capacity * sizes.ropeHalf()];
         this.sin = new float[capacity * sizes.ropeHalf()];
         this.rows = new BatchRows(capacity);

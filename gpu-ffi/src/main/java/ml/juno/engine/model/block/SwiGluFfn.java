@@ -23,21 +23,7 @@ public final class SwiGluFfn {
     public void forward(Backend backend, ForwardState s, int batch) {
         backend.matmul(gate, s.xb, s.gate, batch);
         backend.matmul(up, s.xb, s.up, batch);
-        int ffn = gate.rows();
-        if (batch == 1) {
-            backend.swiglu(s.gate, s.up, ffn);
-        } else {
-            // Row by row through a one-row buffer: a vector kernel over the whole [batch][ffn] block would send the
-            // last (batch·ffn mod lanes) elements down its scalar tail, so a row's values would depend on the batch
-            // size whenever ffn is not a multiple of the vector length (stories260K: ffn 172). Copying costs
-            // 3·ffn floats per row, nothing next to the three matmuls.
-            for (int b = 0; b < batch; b++) {
-                System.arraycopy(s.gate, b * ffn, s.rowGate, 0, ffn);
-                System.arraycopy(s.up, b * ffn, s.rowUp, 0, ffn);
-                backend.swiglu(s.rowGate, s.rowUp, ffn);
-                System.arraycopy(s.rowGate, 0, s.gate, b * ffn, ffn);
-            }
-        }
+        backend.swiglu(s.gate, s.up, batch, gate.rows());
         backend.matmul(down, s.gate, s.proj, batch);
     }
 }

@@ -201,8 +201,8 @@ class CpuKernelsMatchScalarReferenceTest {
         float[] g1 = gaussian(1000, 3);
         float[] g2 = g1.clone();
         float[] up = gaussian(1000, 4);
-        CPU.swiglu(g1, up, 1000);
-        SCALAR.swiglu(g2, up, 1000);
+        CPU.swiglu(g1, up, 8, 125);
+        SCALAR.swiglu(g2, up, 8, 125);
         for (int i = 0; i < 1000; i++) {
             assertEquals(g2[i], g1[i], 1e-6f * Math.max(1f, Math.abs(g2[i])));
         }
