@@ -29,7 +29,9 @@ class TensorParallelTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> cases = new ArrayList<>();
-        for (String file : List.of("stories260K.gguf", "tiny-llama-random-F32.gguf", "tiny-llama-random-F16.gguf")) {
+        for (String file : List.of("stories260K.gguf", "tiny-llama-random-F32.gguf", "tiny-llama-random-F16.gguf",
+                "tiny-qwen2-random-F16.gguf", "tiny-qwen3-random-F16.gguf", "tiny-qwen3moe-random-F16.gguf",
+                "tiny-phi3-random-F16.gguf", "tiny-gemma3-random-F16.gguf")) {
             cases.add(Arguments.of(file, 2));
             cases.add(Arguments.of(file, 4));
         }
