@@ -3,6 +3,7 @@ package ml.juno.engine.kernel.cpu;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
@@ -51,6 +52,14 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (MatMulEvent.enabled() && MatMulEvent.enter(name(), w, batch)) { // JFR juno.MatMul: time the nested call
+            try {
+                matmul(w, x, out, batch);
+            } finally {
+                MatMulEvent.exit();
+            }
+            return;
+        }
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
             quantMatmul.set(w, quantX, out, batch);
