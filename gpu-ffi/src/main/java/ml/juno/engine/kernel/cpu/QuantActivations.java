@@ -12,6 +12,8 @@ public final class QuantActivations {
     float[] d = new float[0];
     /** Q8_K: sum of the quants of every 16 ({@code [batch][cols/16]}); Q8_1: F16-rounded {@code d·Σq} per 32. */
     float[] sums = new float[0];
+    /** Q8_K: sum of the quants of every 32 ({@code [batch][cols/32]}), for the Q4_K/Q5_K min terms. */
+    int[] sums32 = new int[0];
     int cols;
     int blockSize;
 
@@ -24,6 +26,7 @@ public final class QuantActivations {
             q = new short[n];
             d = new float[n / 32];
             sums = new float[n / 16];
+            sums32 = new int[n / 32];
         }
         if (k) {
             for (int b = 0; b < n; b += 256) {
@@ -68,6 +71,7 @@ public final class QuantActivations {
         if (amax == 0f) {
             java.util.Arrays.fill(q, b, b + 256, (short) 0);
             java.util.Arrays.fill(sums, b / 16, b / 16 + 16, 0f);
+            java.util.Arrays.fill(sums32, b / 32, b / 32 + 8, 0);
             d[b / 256] = 0f;
             return;
         }
@@ -80,6 +84,9 @@ public final class QuantActivations {
                 sum += v;
             }
             sums[b / 16 + g] = sum;
+            if ((g & 1) == 1) {
+                sums32[b / 32 + g / 2] = (int) (sums[b / 16 + g - 1] + sum);
+            }
         }
         d[b / 256] = 1f / iscale;
     }

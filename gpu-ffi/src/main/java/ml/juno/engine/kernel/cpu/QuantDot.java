@@ -90,6 +90,24 @@ final class QuantDot {
         return ShortVector.fromArray(S16, a, i);
     }
 
+    private static final java.lang.foreign.ValueLayout.OfLong U64 = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    private static final java.lang.foreign.ValueLayout.OfInt U32 = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+
+    /** Byte {@code k} (0..11) of the 12 packed Q4_K/Q5_K scale bytes, read as {@code lo} (bytes 0..7) and {@code hi}. */
+    private static int scaleByte(long lo, int hi, int k) {
+        return k < 8 ? (int) (lo >>> (8 * k)) & 0xFF : (hi >>> (8 * (k - 8))) & 0xFF;
+    }
+
+    /** 6-bit scale {@code j} (0..7) from the packed bytes (as ScalarDecode.scaleK4). */
+    static int scaleK4(long lo, int hi, int j) {
+        return j < 4 ? scaleByte(lo, hi, j) & 63 : (scaleByte(lo, hi, j + 4) & 0xF) | ((scaleByte(lo, hi, j - 4) >> 6) << 4);
+    }
+
+    /** 6-bit min {@code j} (0..7) from the packed bytes (as ScalarDecode.minK4). */
+    static int minK4(long lo, int hi, int j) {
+        return j < 4 ? scaleByte(lo, hi, j + 4) & 63 : (scaleByte(lo, hi, j + 4) >> 4) | ((scaleByte(lo, hi, j) >> 6) << 4);
+    }
+
     /** Sum of the eight lanes in a fixed pairwise order (never the JIT's choice). */
     static float sum(FloatVector v) {
         for (int h = 4; h >= 1; h >>= 1) {
@@ -416,15 +434,17 @@ final class QuantDot {
             long o = off + b * 144L;
             IntVector a = IntVector.zero(I8);
             int msum = 0;
-            int xg = xo / 16 + b * 16;
+            int x32 = xo / 32 + b * 8;
+            long sLo = s.get(U64, o + 4);
+            int sHi = s.get(U32, o + 12);
             for (int j = 0; j < 8; j++) {
                 int e = xo + b * 256 + 32 * j;
                 long chunk = o + 16 + (j >> 1) * 32L;
                 int shift = 4 * (j & 1);
                 ShortVector p = widen(nibbles(load16(s, chunk), shift)).mul(s16(qx, e))
                         .add(widen(nibbles(load16(s, chunk + 16), shift)).mul(s16(qx, e + 16)));
-                a = a.add(pairSum(p).mul(ScalarDecode.scaleK4(s, o + 4, j)));
-                msum += ScalarDecode.minK4(s, o + 4, j) * (int) (x.sums[xg + 2 * j] + x.sums[xg + 2 * j + 1]);
+                a = a.add(pairSum(p).mul(scaleK4(sLo, sHi, j)));
+                msum += minK4(sLo, sHi, j) * x.sums32[x32 + j];
             }
             float dx = x.d[xo / 256 + b];
             acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
@@ -442,7 +462,9 @@ final class QuantDot {
             long o = off + b * 176L;
             IntVector a = IntVector.zero(I8);
             int msum = 0;
-            int xg = xo / 16 + b * 16;
+            int x32 = xo / 32 + b * 8;
+            long sLo = s.get(U64, o + 4);
+            int sHi = s.get(U32, o + 12);
             for (int j = 0; j < 8; j++) {
                 int e = xo + b * 256 + 32 * j;
                 long chunk = o + 48 + (j >> 1) * 32L;
@@ -450,8 +472,8 @@ final class QuantDot {
                 ByteVector n0 = nibbles(load16(s, chunk), shift).or(bitsTo(load16(s, o + 16), j, 1, 4));
                 ByteVector n1 = nibbles(load16(s, chunk + 16), shift).or(bitsTo(load16(s, o + 32), j, 1, 4));
                 ShortVector p = widen(n0).mul(s16(qx, e)).add(widen(n1).mul(s16(qx, e + 16)));
-                a = a.add(pairSum(p).mul(ScalarDecode.scaleK4(s, o + 4, j)));
-                msum += ScalarDecode.minK4(s, o + 4, j) * (int) (x.sums[xg + 2 * j] + x.sums[xg + 2 * j + 1]);
+                a = a.add(pairSum(p).mul(scaleK4(sLo, sHi, j)));
+                msum += minK4(sLo, sHi, j) * x.sums32[x32 + j];
             }
             float dx = x.d[xo / 256 + b];
             acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
