@@ -62,6 +62,9 @@ public final class CpuBackend implements Backend {
         }
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
+            if (batch > 1 || QuantDot.fusedRows(w.type()) == null) {
+                quantX.toFloatLanes(batch);
+            }
             quantMatmul.set(w, quantX, out, batch);
             run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, quantMatmul, (long) w.rows() * w.cols() * batch);
             quantMatmul.clear();
@@ -316,13 +319,15 @@ public final class CpuBackend implements Backend {
                 fused.run(w.data(), w.rowStride(), cols, x, out, chunk * ROWS_PER_CHUNK, end);
                 return;
             }
-            // each weight row decoded once into 16-bit quants (L1-resident), then dotted with every activation row;
-            // a small single-row kernel compiles to clean vector code where a multi-row one hits the JIT's node limits
+            // each weight row decoded once (L1-resident, as exact integers in float lanes), then dotted with every
+            // activation row; a small single-row kernel compiles to clean vector code where a multi-row one (measured)
+            // hits the JIT's inlining limits and boxes vectors
             QuantRow row = tile[0];
             for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
                 row.decode(w.type(), w.data(), r * w.rowStride(), cols);
+                row.toFloatLanes();
                 for (int b = 0; b < batch; b++) {
-                    out[b * rows + r] = QuantDot.dot(row, x, b);
+                    out[b * rows + r] = QuantDot.dotFloat(row, x, b);
                 }
             }
         }

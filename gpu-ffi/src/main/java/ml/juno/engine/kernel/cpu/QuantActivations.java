@@ -14,6 +14,8 @@ public final class QuantActivations {
     float[] sums = new float[0];
     /** Q8_K: sum of the quants of every 32 ({@code [batch][cols/32]}), for the Q4_K/Q5_K min terms. */
     int[] sums32 = new int[0];
+    /** The quants as floats in {@link QuantDot#lanes lane order} ({@code [batch][cols]}), after {@link #toFloatLanes}. */
+    float[] qf = new float[0];
     int cols;
     int blockSize;
 
@@ -36,6 +38,17 @@ public final class QuantActivations {
             for (int b = 0; b < n; b += 32) {
                 q8(x, b);
             }
+        }
+    }
+
+    /** Fills {@link #qf} for the first {@code batch} rows (the batched float kernels read it). */
+    public void toFloatLanes(int batch) {
+        int n = batch * cols;
+        if (qf.length < n) {
+            qf = new float[q.length];
+        }
+        for (int e = 0; e < n; e += 32) {
+            QuantDot.lanes(q, e, qf, e, 1f, 1f);
         }
     }
 

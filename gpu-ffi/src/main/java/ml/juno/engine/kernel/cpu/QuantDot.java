@@ -20,8 +20,9 @@ import ml.juno.engine.tensor.GgmlType;
  * products summed into 32-bit lanes by shifts ({@link #pairSum}), so a 256-bit register does 16 multiply-adds per
  * instruction with no float conversion until the block scale. Every product fits 16 bits (|w| ≤ 128, |x| ≤ 127) and so
  * does the sum of two (≤ 32 512). Integer lanes are exact, so the result depends only on which elements share a lane and
- * on the order of the per-block float steps; {@link #dot}, {@link #dot4} and {@link #dotFused} use the same lanes and
- * order and give bit-identical results (a row's result never depends on the batch it is computed in). The species are
+ * on the order of the per-block float steps; {@link #dot}, {@link #dotFused} (single rows from the mapped blocks) and
+ * {@link #dotFloat} (batches: the same integers held exactly in float lanes) use the same lanes and
+ * order and give bit-identical results, so a row's result never depends on the batch it is computed in. The species are
  * fixed at 256 bits (AVX2); wider machines run them as they are.
  */
 final class QuantDot {
@@ -179,116 +180,72 @@ final class QuantDot {
         return sum(acc) - corr;
     }
 
-    /** Four weight rows against one activation row, sharing its loads; each result bit-identical to {@link #dot}. */
-    static void dot4(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
-        if (QuantRow.kQuant(w[0].type)) {
-            dot4K(w, x, xRow, out, oo);
-        } else {
-            dot4Legacy(w, x, xRow, out, oo);
-        }
+    // ---- batched rows: exact integers in float lanes
+
+    /**
+     * Writes 32 quants from {@code src[so..]} as floats into {@code dst[d0..]} in <em>lane order</em>: four vectors of
+     * eight, vector 0 lane L holding element 2L, vector 1 element 2L+1, vectors 2 and 3 elements 16+2L and 17+2L, i.e.
+     * the elements {@link #pairSum} puts in 32-bit lane L. The first 16 are multiplied by {@code lo}, the others by
+     * {@code hi} (integer sub-block scales, or 1).
+     */
+    static void lanes(short[] src, int so, float[] dst, int d0, float lo, float hi) {
+        IntVector a = s16(src, so).reinterpretAsInts();
+        IntVector b = s16(src, so + 16).reinterpretAsInts();
+        toFloat(a.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).mul(lo).intoArray(dst, d0);
+        toFloat(a.lanewise(VectorOperators.ASHR, 16)).mul(lo).intoArray(dst, d0 + 8);
+        toFloat(b.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).mul(hi).intoArray(dst, d0 + 16);
+        toFloat(b.lanewise(VectorOperators.ASHR, 16)).mul(hi).intoArray(dst, d0 + 24);
     }
 
-    private static void dot4Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
-        int cols = w[0].cols;
-        int xo = xRow * cols;
-        short[] qx = x.q;
-        short[] q0 = w[0].q;
-        short[] q1 = w[1].q;
-        short[] q2 = w[2].q;
-        short[] q3 = w[3].q;
-        int xb = xo / 32;
-        boolean mins = legacyMins(w[0].type);
-        FloatVector c0 = FloatVector.zero(F8);
-        FloatVector c1 = c0;
-        FloatVector c2 = c0;
-        FloatVector c3 = c0;
-        float k0 = 0f;
-        float k1 = 0f;
-        float k2 = 0f;
-        float k3 = 0f;
-        for (int b = 0; b < cols / 32; b++) {
-            int e = b * 32;
-            ShortVector xl = s16(qx, xo + e);
-            ShortVector xh = s16(qx, xo + e + 16);
-            float dx = x.d[xb + b];
-            c0 = toFloat(pairSum(s16(q0, e).mul(xl).add(s16(q0, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
-            c1 = toFloat(pairSum(s16(q1, e).mul(xl).add(s16(q1, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
-            c2 = toFloat(pairSum(s16(q2, e).mul(xl).add(s16(q2, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
-            c3 = toFloat(pairSum(s16(q3, e).mul(xl).add(s16(q3, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
-            if (mins) {
-                float sx = x.sums[xb + b];
-                k0 += w[0].m[b] * sx;
-                k1 += w[1].m[b] * sx;
-                k2 += w[2].m[b] * sx;
-                k3 += w[3].m[b] * sx;
-            }
-        }
-        out[oo] = sum(c0) + k0;
-        out[oo + 1] = sum(c1) + k1;
-        out[oo + 2] = sum(c2) + k2;
-        out[oo + 3] = sum(c3) + k3;
+    private static FloatVector f8(float[] a, int i) {
+        return FloatVector.fromArray(F8, a, i);
     }
 
-    private static void dot4K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
-        int cols = w[0].cols;
+    /**
+     * The same dot product as {@link #dot}, from the lane-ordered floats ({@link QuantRow#toFloatLanes},
+     * {@link QuantActivations#toFloatLanes}): every product and partial sum is an integer below 2^24 (checked for the
+     * worst case of each type), so each float lane holds exactly the integer {@link #dot}'s 32-bit lane holds, and the
+     * result is bit-identical. Float FMAs do 8 exact integer multiply-adds per instruction with no pair-sum shuffles,
+     * which is what makes the batched path fast.
+     */
+    static float dotFloat(QuantRow w, QuantActivations x, int xRow) {
+        int cols = w.cols;
         int xo = xRow * cols;
-        short[] qx = x.q;
-        short[] q0 = w[0].q;
-        short[] q1 = w[1].q;
-        short[] q2 = w[2].q;
-        short[] q3 = w[3].q;
-        int g = QuantRow.subBlock(w[0].type);
-        int subs = 256 / g;
-        boolean mins = kMins(w[0].type);
-        FloatVector c0 = FloatVector.zero(F8);
-        FloatVector c1 = c0;
-        FloatVector c2 = c0;
-        FloatVector c3 = c0;
-        float k0 = 0f;
-        float k1 = 0f;
-        float k2 = 0f;
-        float k3 = 0f;
-        for (int b = 0; b < cols / 256; b++) {
-            IntVector a0 = IntVector.zero(I8);
-            IntVector a1 = a0;
-            IntVector a2 = a0;
-            IntVector a3 = a0;
-            for (int j = 0; j < subs; j++) {
-                int e = b * 256 + j * g;
-                int si = b * subs + j;
-                ShortVector xl = s16(qx, xo + e);
-                ShortVector p0 = s16(q0, e).mul(xl);
-                ShortVector p1 = s16(q1, e).mul(xl);
-                ShortVector p2 = s16(q2, e).mul(xl);
-                ShortVector p3 = s16(q3, e).mul(xl);
-                if (g == 32) {
-                    ShortVector xh = s16(qx, xo + e + 16);
-                    p0 = p0.add(s16(q0, e + 16).mul(xh));
-                    p1 = p1.add(s16(q1, e + 16).mul(xh));
-                    p2 = p2.add(s16(q2, e + 16).mul(xh));
-                    p3 = p3.add(s16(q3, e + 16).mul(xh));
+        float[] q = w.wf;
+        float[] qx = x.qf;
+        FloatVector acc = FloatVector.zero(F8);
+        float corr = 0f;
+        if (!QuantRow.kQuant(w.type)) {
+            int xb = xo / 32;
+            boolean mins = legacyMins(w.type);
+            for (int b = 0; b < cols / 32; b++) {
+                int e = b * 32;
+                FloatVector p = f8(q, e).mul(f8(qx, xo + e));
+                p = f8(q, e + 8).fma(f8(qx, xo + e + 8), p);
+                p = f8(q, e + 16).fma(f8(qx, xo + e + 16), p);
+                p = f8(q, e + 24).fma(f8(qx, xo + e + 24), p);
+                acc = p.fma(FloatVector.broadcast(F8, w.d[b] * x.d[xb + b]), acc);
+                if (mins) {
+                    corr += w.m[b] * x.sums[xb + b];
                 }
-                a0 = a0.add(pairSum(p0).mul(w[0].sc[si]));
-                a1 = a1.add(pairSum(p1).mul(w[1].sc[si]));
-                a2 = a2.add(pairSum(p2).mul(w[2].sc[si]));
-                a3 = a3.add(pairSum(p3).mul(w[3].sc[si]));
+            }
+            return sum(acc) + corr;
+        }
+        int g = QuantRow.subBlock(w.type);
+        int subs = 256 / g;
+        boolean mins = kMins(w.type);
+        for (int b = 0; b < cols / 256; b++) {
+            FloatVector a = FloatVector.zero(F8);
+            for (int e = b * 256; e < b * 256 + 256; e += 8) {
+                a = f8(q, e).fma(f8(qx, xo + e), a);
             }
             float dx = x.d[xo / 256 + b];
-            c0 = toFloat(a0).fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
-            c1 = toFloat(a1).fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
-            c2 = toFloat(a2).fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
-            c3 = toFloat(a3).fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
+            acc = a.fma(FloatVector.broadcast(F8, w.d[b] * dx), acc);
             if (mins) {
-                k0 += w[0].dmin[b] * dx * minSum(w[0], x, b, subs, g, xo / 16);
-                k1 += w[1].dmin[b] * dx * minSum(w[1], x, b, subs, g, xo / 16);
-                k2 += w[2].dmin[b] * dx * minSum(w[2], x, b, subs, g, xo / 16);
-                k3 += w[3].dmin[b] * dx * minSum(w[3], x, b, subs, g, xo / 16);
+                corr += w.dmin[b] * dx * minSum(w, x, b, subs, g, xo / 16);
             }
         }
-        out[oo] = sum(c0) - k0;
-        out[oo + 1] = sum(c1) - k1;
-        out[oo + 2] = sum(c2) - k2;
-        out[oo + 3] = sum(c3) - k3;
+        return sum(acc) - corr;
     }
 
     // ---- single rows straight from the mapped blocks

@@ -14,6 +14,8 @@ import ml.juno.engine.tensor.GgmlType;
  */
 public final class QuantRow {
     final short[] q;
+    /** The quants as floats in {@link QuantDot#lanes lane order}, times their sub-block scale for K-quants. */
+    final float[] wf;
     final int[] sc;
     final float[] d;
     final float[] dmin;
@@ -23,6 +25,7 @@ public final class QuantRow {
 
     public QuantRow(int maxCols) {
         q = new short[maxCols];
+        wf = new float[maxCols];
         sc = new int[maxCols / 16];
         d = new float[maxCols / 32];
         dmin = new float[maxCols / 32];
@@ -193,6 +196,22 @@ public final class QuantRow {
     }
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /** Fills {@link #wf} from the decoded quants (and sub-block scales): the input of {@link QuantDot#dotFloat}. */
+    void toFloatLanes() {
+        boolean k = kQuant(type);
+        int g = subBlock(type);
+        for (int e = 0; e < cols; e += 32) {
+            float lo = 1f;
+            float hi = 1f;
+            if (k) {
+                int j = e / g;
+                lo = sc[j];
+                hi = g == 16 ? sc[j + 1] : lo;
+            }
+            QuantDot.lanes(q, e, wf, e, lo, hi);
+        }
+    }
 
     /**
      * Vector decode: the same numbers as {@link #decodeScalar}. Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have vector paths that

@@ -99,27 +99,26 @@ class CpuKernelsMatchScalarReferenceTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("quantTypes")
-    void fourRowDot_isBitIdenticalToSingleRowDots_andCloseToTheScalarIntegerReference(GgmlType t) {
+    void batchedFloatLaneDots_areBitIdenticalToTheIntegerDot_andCloseToTheScalarReference(GgmlType t) {
         int cols = 512;
         MemorySegment s = RandomBlocks.of(t, 4, cols, 44);
-        QuantRow[] rows = new QuantRow[4];
-        for (int r = 0; r < 4; r++) {
-            rows[r] = new QuantRow(cols);
-            rows[r].decode(t, s, r * t.byteSize(cols), cols);
-        }
         QuantActivations x = new QuantActivations();
-        x.quantize(gaussian(2 * cols, 45), 2, cols, QuantRow.kQuant(t));
-        float[] four = new float[4];
-        QuantDot.dot4(rows, x, 1, four, 0);
+        x.quantize(gaussian(6 * cols, 45), 6, cols, QuantRow.kQuant(t));
+        x.toFloatLanes(6);
         for (int r = 0; r < 4; r++) {
-            float one = QuantDot.dot(rows[r], x, 1);
-            if (QuantDot.fusedSupports(t)) {
-                float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, 1);
-                assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r);
+            QuantRow row = new QuantRow(cols);
+            row.decode(t, s, r * t.byteSize(cols), cols);
+            row.toFloatLanes();
+            for (int b = 0; b < 6; b++) {
+                float one = QuantDot.dot(row, x, b);
+                assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(QuantDot.dotFloat(row, x, b)), t + " float lanes row " + r + " x " + b);
+                if (QuantDot.fusedSupports(t)) {
+                    float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, b);
+                    assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r + " x " + b);
+                }
+                float ref = QuantDot.dotScalar(row, x, b);
+                assertEquals(ref, one, 1e-5f * Math.max(1f, Math.abs(ref)), t + " row " + r + " vs scalar");
             }
-            float ref = QuantDot.dotScalar(rows[r], x, 1);
-            assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(four[r]), t + " row " + r);
-            assertEquals(ref, one, 1e-5f * Math.max(1f, Math.abs(ref)), t + " row " + r + " vs scalar");
         }
     }
 
