@@ -20,9 +20,9 @@ import picocli.CommandLine.Spec;
         description = "Juno: run GGUF language models on one machine or split across many.",
         subcommands = {
                 LocalCommand.class,
-                PendingCommands.Cluster.class,
+                ClusterCommand.class,
                 NodeCommand.class,
-                PendingCommands.Coordinator.class,
+                CoordinatorCommand.class,
                 GenerateCommand.class,
                 BenchCommand.class,
                 TokenizeCommand.class,

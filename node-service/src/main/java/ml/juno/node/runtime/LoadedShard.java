@@ -127,7 +127,7 @@ final class LoadedShard implements AutoCloseable {
         } finally {
             allReduce.end();
         }
-        return out.setComputeNanos(System.nanoTime() - t0).build();
+        return out.setComputeNanos(System.nanoTime() - t0 - allReduce.waitNanos()).build();
     }
 
     private void run(StepBatch b, StepOutput.Builder out) {

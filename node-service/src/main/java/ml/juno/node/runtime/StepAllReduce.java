@@ -11,11 +11,13 @@ final class StepAllReduce implements AllReduce {
     private Exchange exchange = Exchange.NONE;
     private long stepId;
     private int index;
+    private long waitNanos;
 
     void begin(long stepId, Exchange exchange) {
         this.stepId = stepId;
         this.exchange = exchange;
         this.index = 0;
+        this.waitNanos = 0;
     }
 
     void end() {
@@ -27,8 +29,15 @@ final class StepAllReduce implements AllReduce {
         return index;
     }
 
+    /** Time the current step spent in all-reduces (sending, waiting for the sum, decoding it). */
+    long waitNanos() {
+        return waitNanos;
+    }
+
     @Override
     public void sum(float[] x, int rows, int width) {
+        long t0 = System.nanoTime();
         exchange.allReduce(stepId, index++, x, rows, width);
+        waitNanos += System.nanoTime() - t0;
     }
 }
