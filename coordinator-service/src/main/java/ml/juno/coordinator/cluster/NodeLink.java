@@ -169,12 +169,19 @@ final class NodeLink implements AutoCloseable {
 
     @Override
     public void close() {
-        closeStream();
-        channel.shutdownNow();
+        UnicastProcessor<StepRequest> p = out;
+        out = null;
+        if (p != null) {
+            p.onComplete(); // the node completes the stream in turn: no error to drop
+        }
+        channel.shutdown();
         try {
-            channel.awaitTermination(2, TimeUnit.SECONDS);
+            if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
+                channel.shutdownNow();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            channel.shutdownNow();
         }
     }
 }
