@@ -55,4 +55,23 @@ public interface Backend extends AutoCloseable {
 
     @Override
     void close();
+
+    // --- operations added for the architectures beyond llama (qwen2/3, MoE, phi3, gemma3, sliding window)
+
+    /** {@code x[r][i] += bias[i]} for {@code r < rows}, {@code i < width} (Q/K/V and output biases). */
+    void addBias(float[] x, float[] bias, int rows, int width);
+
+    /**
+     * GELU-gated unit: {@code gate[r][i] = gelu(gate[r][i]) · up[r][i]} over {@code rows} rows of {@code cols}, GELU
+     * being the tanh approximation evaluated as ggml's CPU backend does: the input rounded to F16, the result looked
+     * up in (rounded to) F16, 0 below -10 and the identity above 10. Per row, like {@link #swiglu}.
+     */
+    void geglu(float[] gate, float[] up, int rows, int cols);
+
+    /**
+     * {@link #attention} limited to a sliding window: row {@code b} attends to positions
+     * {@code max(0, p - window + 1) .. p} of its slot ({@code p = positions[b]}), i.e. a key at distance
+     * {@code p - t >= window} is masked (llama.cpp's standard SWA). {@code window <= 0}: full causal attention.
+     */
+    void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window);
 }

@@ -1,6 +1,7 @@
 package ml.juno.engine.model;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.model.block.AllReduce;
 
 /**
  * One model architecture ({@code general.architecture} value): how to read its config and tensors from a GGUF file and
@@ -14,6 +15,10 @@ public interface Architecture {
     /** Reads the config from metadata (and tensor shapes where metadata is silent). */
     ModelConfig config(GgufFile file);
 
-    /** Checks and maps the tensors of {@code shard}; fails with a clear message before any compute. */
-    DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard);
+    /**
+     * Checks and maps the tensors of {@code shard}; fails with a clear message before any compute. A tensor-parallel
+     * shard ({@code shard.tensorParts() > 1}) holds its rank's slice and combines partial sums through
+     * {@code allReduce} (ignored for a whole-width shard).
+     */
+    DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce);
 }

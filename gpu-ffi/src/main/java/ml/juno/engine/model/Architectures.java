@@ -3,7 +3,12 @@ package ml.juno.engine.model;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import ml.juno.engine.model.gemma3.Gemma3Architecture;
 import ml.juno.engine.model.llama.LlamaArchitecture;
+import ml.juno.engine.model.phi3.Phi3Architecture;
+import ml.juno.engine.model.qwen2.Qwen2Architecture;
+import ml.juno.engine.model.qwen3.Qwen3Architecture;
+import ml.juno.engine.model.qwen3moe.Qwen3MoeArchitecture;
 
 /** The registry of supported architectures, keyed by {@code general.architecture}. */
 public final class Architectures {
@@ -11,6 +16,11 @@ public final class Architectures {
 
     static {
         register(new LlamaArchitecture());
+        register(new Qwen2Architecture());
+        register(new Qwen3Architecture());
+        register(new Qwen3MoeArchitecture());
+        register(new Phi3Architecture());
+        register(new Gemma3Architecture());
     }
 
     private Architectures() {}

@@ -17,6 +17,11 @@ public interface DecoderModel {
     /** Per-row buffer widths this model needs. */
     ForwardState.BufferSizes bufferSizes();
 
+    /** Mixture-of-experts buffer sizes ({@link ForwardState.Routing#NONE} for dense models). */
+    default ForwardState.Routing routing() {
+        return ForwardState.Routing.NONE;
+    }
+
     /** KV values per position per layer held here (KV heads of this shard × head dim). */
     int kvDim();
 

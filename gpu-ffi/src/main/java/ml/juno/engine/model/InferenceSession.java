@@ -44,7 +44,7 @@ public final class InferenceSession implements AutoCloseable {
         this.context = model.contextLength();
         KvLayout layout = new KvLayout(decoder.shard().layerCount(), slots, context, decoder.kvDim(), o.kvType());
         this.cache = paging == null ? new KvCache(layout) : new KvCache(layout, paging);
-        this.state = new ForwardState(o.maxBatch(), decoder.bufferSizes());
+        this.state = new ForwardState(o.maxBatch(), decoder.bufferSizes(), decoder.routing());
         this.logits = new Logits(vocab, o.maxBatch());
         this.hidden = new float[o.maxBatch() * dim];
     }

@@ -5,6 +5,7 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kv.KvPaging;
+import ml.juno.engine.model.block.AllReduce;
 
 /**
  * A model (or shard) ready to run: config, checked and memory-mapped weights, and the backend that computes. The
@@ -39,10 +40,19 @@ public final class Model implements AutoCloseable {
      * the shard is checked here, before any compute.
      */
     public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend backend) {
+        return load(file, options, shard, backend, null);
+    }
+
+    /**
+     * A shard of the model on {@code backend} ({@code null}: a new CPU backend), tensor-parallel shards combining their
+     * partial sums through {@code allReduce} ({@link AllReduce#sum} twice per layer, in the same order on every rank;
+     * required when {@code shard.tensorParts() > 1}, ignored otherwise).
+     */
+    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend backend, AllReduce allReduce) {
         String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
         Architecture a = Architectures.forName(arch);
         ModelConfig config = a.config(file);
-        DecoderModel decoder = a.load(file, config, shard);
+        DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE);
         return new Model(config, options, decoder, backend != null ? backend : new CpuBackend(options.threads()));
     }
 

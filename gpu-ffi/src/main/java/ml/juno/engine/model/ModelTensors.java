@@ -71,4 +71,31 @@ public final class ModelTensors {
         ScalarDecode.decode(t.type(), file.data(t), 0, out, 0, n);
         return out;
     }
+
+    /** One-dimensional tensor {@code name} if present. */
+    public Optional<float[]> optionalVector(String name, int n) {
+        return has(name) ? Optional.of(vector(name, n)) : Optional.empty();
+    }
+
+    /**
+     * The {@code count} expert matrices of a 3-D tensor of ggml shape {@code [cols, rows, count]} (MoE
+     * {@code ffn_*_exps}): expert {@code e} is the dense {@code rows × cols} matrix at slice {@code e}, mapped without
+     * copying.
+     */
+    public WeightMatrix[] experts(String name, int cols, int rows, int count) {
+        GgufTensorInfo t = find(name);
+        long[] shape = t.shape();
+        boolean ok = shape.length == 3 && shape[0] == cols && shape[1] == rows && shape[2] == count;
+        if (!ok) {
+            throw new IllegalArgumentException("tensor " + name + " has shape " + Arrays.toString(shape) + ", expected ["
+                    + cols + ", " + rows + ", " + count + "]");
+        }
+        checkType(t);
+        long bytes = t.type().byteSize(cols) * rows;
+        WeightMatrix[] out = new WeightMatrix[count];
+        for (int e = 0; e < count; e++) {
+            out[e] = WeightMatrix.dense(name + "[" + e + "]", t.type(), file.data(t).asSlice(e * bytes, bytes), rows, cols);
+        }
+        return out;
+    }
 }

@@ -12,7 +12,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class BackendsAgreeTest {
     @ParameterizedTest
     @ValueSource(strings = {"stories260K.gguf", "tiny-llama-random-Q4_K_M.gguf", "tiny-llama-random-Q5_K-pure.gguf",
-            "tiny-llama-random-Q3_K-pure.gguf", "tiny-llama-random-Q2_K-pure.gguf", "tiny-llama-random-Q8_0.gguf"})
+            "tiny-llama-random-Q3_K-pure.gguf", "tiny-llama-random-Q2_K-pure.gguf", "tiny-llama-random-Q8_0.gguf",
+            "tiny-qwen2-random-Q8_0.gguf", "tiny-qwen3-random-Q4_K_M.gguf", "tiny-qwen3moe-random-Q8_0.gguf",
+            "tiny-phi3-random-Q4_K_M.gguf"})
     void vectorAndScalarBackends_giveTheSameLogits(String file) throws Exception {
         int[] prompt = {1, 403, 407, 261, 378};
         EngineOptions o = new EngineOptions(2, 64, KvType.F32, 16, 1);

@@ -27,7 +27,9 @@ class BatchInvarianceTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"stories260K.gguf", "stories260K-Q4_0.gguf", "tiny-llama-random-Q4_K_M.gguf", "tiny-llama-random-F16.gguf"})
+    @ValueSource(strings = {"stories260K.gguf", "stories260K-Q4_0.gguf", "tiny-llama-random-Q4_K_M.gguf", "tiny-llama-random-F16.gguf",
+            "tiny-qwen3moe-random-Q8_0.gguf", "tiny-qwen3moe-random-F16.gguf", "tiny-gemma3-random-Q4_K_M.gguf",
+            "tiny-gemma3-random-F16.gguf", "tiny-qwen2-random-Q8_0.gguf", "tiny-phi3-random-F16.gguf"})
     void logits_areBitIdentical_aloneOrBatchedWithOtherSequences(String file) throws Exception {
         Path model = ReferenceCase.modelFile(file);
         float[] ref = alone(model, 2);

@@ -53,8 +53,16 @@ class ModelLoadingErrorsTest {
 
     @Test
     void unknownArchitecture_isRefusedWithTheSupportedList() throws Exception {
-        String msg = loadError(ReferenceCase.modelFile("tiny-qwen2-random-F16.gguf"));
-        assertTrue(msg.contains("qwen2") && msg.contains("supported: llama"), msg);
+        Path out = tmp.resolve("mamba.gguf");
+        try (GgufFile f = GgufFile.open(stories())) {
+            GgufWriter w = new GgufWriter().putAll(f.metadata()).putString("general.architecture", "mamba");
+            for (GgufTensorInfo t : f.tensors()) {
+                w.addTensor(f, t);
+            }
+            w.write(out);
+        }
+        String msg = loadError(out);
+        assertTrue(msg.contains("'mamba'") && msg.contains("supported: llama, qwen2, qwen3, qwen3moe, phi3, gemma3"), msg);
     }
 
     @Test

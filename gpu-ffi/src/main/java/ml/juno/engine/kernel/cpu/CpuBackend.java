@@ -111,7 +111,12 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
-        attention.set(cache, layer, shape, rows, q, out);
+        attention(cache, layer, shape, rows, q, out, 0);
+    }
+
+    @Override
+    public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
+        attention.set(cache, layer, shape, rows, q, out, window);
         long work = 0;
         for (int b = 0; b < rows.size(); b++) {
             work += (rows.position(b) + 1L) * shape.qDim();
@@ -332,12 +337,14 @@ public final class CpuBackend implements Backend {
         private BatchRows rows;
         private float[] q;
         private float[] out;
+        private int window;
 
         AttentionJob(int threads) {
             scores = new float[threads][];
         }
 
-        void set(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
+        void set(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
+            this.window = window;
             this.cache = cache;
             this.layer = layer;
             this.shape = shape;
@@ -368,14 +375,15 @@ public final class CpuBackend implements Backend {
             }
             int qOff = b * shape.qDim() + h * hd;
             int kvOff = (h / (heads / shape.kvHeads())) * hd;
+            int first = window > 0 ? Math.max(0, pos - window + 1) : 0;
             float max = Float.NEGATIVE_INFINITY;
-            for (int t = 0; t <= pos; t++) {
+            for (int t = first; t <= pos; t++) {
                 float v = cache.dotKey(layer, slot, t, kvOff, q, qOff, hd) * shape.scale();
                 s[t] = v;
                 max = Math.max(max, v);
             }
             double sum = 0;
-            for (int t = 0; t <= pos; t++) {
+            for (int t = first; t <= pos; t++) {
                 float e = (float) Math.exp(s[t] - max);
                 s[t] = e;
                 sum += e;
@@ -384,9 +392,33 @@ public final class CpuBackend implements Backend {
             for (int i = 0; i < hd; i++) {
                 out[qOff + i] = 0f;
             }
-            for (int t = 0; t <= pos; t++) {
+            for (int t = first; t <= pos; t++) {
                 cache.addValue(layer, slot, t, kvOff, s[t] * inv, out, qOff, hd);
             }
+        }
+    }
+
+    @Override
+    public void addBias(float[] x, float[] bias, int rows, int width) {
+        int bound = F.loopBound(width);
+        for (int r = 0; r < rows; r++) {
+            int o = r * width;
+            int i = 0;
+            for (; i < bound; i += F.length()) {
+                FloatVector.fromArray(F, x, o + i).add(FloatVector.fromArray(F, bias, i)).intoArray(x, o + i);
+            }
+            for (; i < width; i++) {
+                x[o + i] += bias[i];
+            }
+        }
+    }
+
+    @Override
+    public void geglu(float[] gate, float[] up, int rows, int cols) {
+        // a table lookup per element (ggml's F16 GELU table); gathers would not pay off at FFN widths
+        int n = rows * cols;
+        for (int i = 0; i < n; i++) {
+            gate[i] = GeluTable.gelu(gate[i]) * up[i];
         }
     }
 }

@@ -78,4 +78,22 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void close() {}
+
+    @Override
+    public void addBias(float[] x, float[] bias, int rows, int width) {
+        ScalarKernels.addBias(x, bias, rows, width);
+    }
+
+    @Override
+    public void geglu(float[] gate, float[] up, int rows, int cols) {
+        ScalarKernels.geglu(gate, up, rows * cols);
+    }
+
+    @Override
+    public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
+        if (scores.length < cache.layout().contextLength()) {
+            scores = new float[cache.layout().contextLength()];
+        }
+        ScalarKernels.attention(cache, layer, shape, rows, q, out, scores, window);
+    }
 }

@@ -88,19 +88,27 @@ public final class ScalarKernels {
 
     public static void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out,
                                  float[] scores) {
+        attention(cache, layer, shape, rows, q, out, scores, 0);
+    }
+
+    /** Attention over the last {@code window} positions of each row ({@code window <= 0}: all). */
+    public static void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out,
+                                 float[] scores, int window) {
         for (int b = 0; b < rows.size(); b++) {
+            int pos = rows.position(b);
+            int first = window > 0 ? Math.max(0, pos - window + 1) : 0;
             for (int h = 0; h < shape.heads(); h++) {
-                attendHead(cache, layer, shape, rows.slot(b), rows.position(b), q, out, b * shape.qDim() + h * shape.headDim(),
+                attendHead(cache, layer, shape, rows.slot(b), first, pos, q, out, b * shape.qDim() + h * shape.headDim(),
                         (h / (shape.heads() / shape.kvHeads())) * shape.headDim(), scores);
             }
         }
     }
 
-    private static void attendHead(KvCache cache, int layer, AttentionShape shape, int slot, int pos, float[] q, float[] out,
-                                   int qOff, int kvOff, float[] scores) {
+    private static void attendHead(KvCache cache, int layer, AttentionShape shape, int slot, int first, int pos, float[] q,
+                                   float[] out, int qOff, int kvOff, float[] scores) {
         int hd = shape.headDim();
         float max = Float.NEGATIVE_INFINITY;
-        for (int t = 0; t <= pos; t++) {
+        for (int t = first; t <= pos; t++) {
             float s = 0f;
             for (int i = 0; i < hd; i++) {
                 s += q[qOff + i] * cache.keyAt(layer, slot, t, kvOff + i);
@@ -110,7 +118,7 @@ public final class ScalarKernels {
             max = Math.max(max, s);
         }
         double sum = 0;
-        for (int t = 0; t <= pos; t++) {
+        for (int t = first; t <= pos; t++) {
             float e = (float) Math.exp(scores[t] - max);
             scores[t] = e;
             sum += e;
@@ -119,7 +127,7 @@ public final class ScalarKernels {
         for (int i = 0; i < hd; i++) {
             out[qOff + i] = 0f;
         }
-        for (int t = 0; t <= pos; t++) {
+        for (int t = first; t <= pos; t++) {
             float p = scores[t] * inv;
             for (int i = 0; i < hd; i++) {
                 out[qOff + i] += p * cache.valueAt(layer, slot, t, kvOff + i);
@@ -137,6 +145,42 @@ public final class ScalarKernels {
     public static void add(float[] acc, float[] x, int n) {
         for (int i = 0; i < n; i++) {
             acc[i] += x[i];
+        }
+    }
+
+    public static void addBias(float[] x, float[] bias, int rows, int width) {
+        for (int r = 0; r < rows; r++) {
+            for (int i = 0; i < width; i++) {
+                x[r * width + i] += bias[i];
+            }
+        }
+    }
+
+    private static final float GELU_COEF_A = 0.044715f;
+    private static final float SQRT_2_OVER_PI = 0.79788456080286535587989211986876f;
+
+    /** ggml's {@code ggml_gelu_f32}: the tanh approximation in float. */
+    public static float gelu(float x) {
+        return 0.5f * x * (1.0f + (float) Math.tanh(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
+    }
+
+    /** GELU as ggml's CPU backend evaluates it ({@code GGML_GELU_FP16}): F16 in, F16 out, clamped outside ±10. */
+    public static float geluAsGgml(float x) {
+        if (x <= -10f) {
+            return 0f;
+        }
+        if (x >= 10f) {
+            return x;
+        }
+        float h = Float.float16ToFloat(Float.floatToFloat16(x));
+        return Float.float16ToFloat(Float.floatToFloat16(gelu(h)));
+    }
+
+    public static void geglu(float[] gate, float[] up, int n) {
+        for (int i = 0; i < n; i++) {
+            float g = gate[i];
+            // x ≥ 10 multiplies x itself, as ggml does (not its F16 rounding)
+            gate[i] = (g >= 10f ? g : geluAsGgml(g)) * up[i];
         }
     }
 }

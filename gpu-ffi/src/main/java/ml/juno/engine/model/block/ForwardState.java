@@ -30,8 +30,23 @@ public final class ForwardState {
     public final BatchRows rows;
     /** Token of each row (first shard only). */
     public final int[] tokens;
+    /** MoE router probabilities, {@code [capacity][experts]}; empty for dense models. */
+    public final float[] routerProbs;
+    /** MoE: the experts each row chose and their weights, {@code [capacity][used]}, best first. */
+    public final int[] chosenExperts;
+    public final float[] expertWeights;
+    /** MoE: rows grouped by expert ({@code [capacity·used]}, expert {@code e} at {@code expertStart[e] ..}). */
+    public final int[] expertRows;
+    public final int[] expertStart;
+    /** MoE: one expert's input rows gathered, and its output, {@code [capacity][embedding]}. */
+    public final float[] expertIn;
+    public final float[] expertOut;
 
     public ForwardState(int capacity, BufferSizes sizes) {
+        this(capacity, sizes, Routing.NONE);
+    }
+
+    public ForwardState(int capacity, BufferSizes sizes, Routing routing) {
         this.capacity = capacity;
         this.x = new float[capacity * sizes.embedding()];
         this.xb = new float[capacity * sizes.embedding()];
@@ -46,8 +61,27 @@ public final class ForwardState {
         this.sin = new float[capacity * sizes.ropeHalf()];
         this.rows = new BatchRows(capacity);
         this.tokens = new int[capacity];
+        boolean moe = routing.experts() > 0;
+        this.routerProbs = new float[capacity * routing.experts()];
+        this.chosenExperts = new int[capacity * routing.used()];
+        this.expertWeights = new float[capacity * routing.used()];
+        this.expertRows = new int[capacity * routing.used()];
+        this.expertStart = new int[routing.experts() + 1];
+        this.expertIn = new float[moe ? capacity * sizes.embedding() : 0];
+        this.expertOut = new float[moe ? capacity * sizes.embedding() : 0];
     }
 
     /** Widths of the per-row buffers. */
     public record BufferSizes(int embedding, int qDim, int kvDim, int ffn, int ropeHalf) {}
+
+    /** Mixture-of-experts routing sizes: experts per layer and experts used per token ({@link #NONE}: dense). */
+    public record Routing(int experts, int used) {
+        public static final Routing NONE = new Routing(0, 0);
+
+        public Routing {
+            if (experts < 0 || used < 0 || used > experts || (experts > 0) != (used > 0)) {
+                throw new IllegalArgumentException("bad routing: " + used + " of " + experts + " experts");
+            }
+        }
+    }
 }

@@ -14,8 +14,14 @@ public final class Rope {
     private final float freqScale;
     private final float[] factors;
     private final boolean neox;
+    private final float attnFactor;
 
     public Rope(int dims, float freqBase, float freqScale, float[] factors, boolean neox) {
+        this(dims, freqBase, freqScale, factors, neox, 1f);
+    }
+
+    /** {@code attnFactor} scales cos and sin (ggml's {@code attn_factor}, LongRoPE's magnitude correction). */
+    public Rope(int dims, float freqBase, float freqScale, float[] factors, boolean neox, float attnFactor) {
         if (factors != null && factors.length != dims / 2) {
             throw new IllegalArgumentException("rope frequency factors have " + factors.length + " entries, expected " + dims / 2);
         }
@@ -24,6 +30,7 @@ public final class Rope {
         this.freqScale = freqScale;
         this.factors = factors;
         this.neox = neox;
+        this.attnFactor = attnFactor;
     }
 
     public int dims() {
@@ -42,8 +49,8 @@ public final class Rope {
             for (int i = 0; i < half; i++) {
                 float ff = factors == null ? 1f : factors[i];
                 float t = freqScale * (theta / ff);
-                cos[b * half + i] = (float) Math.cos(t);
-                sin[b * half + i] = (float) Math.sin(t);
+                cos[b * half + i] = (float) Math.cos(t) * attnFactor;
+                sin[b * half + i] = (float) Math.sin(t) * attnFactor;
                 theta *= thetaScale;
             }
         }

@@ -1,2 +1,2 @@
-/** The {@code llama} architecture (Llama 1/2/3, TinyLlama, Mistral without sliding window). Depends on model, model.block, kernel, gguf. */
+/** The {@code llama} architecture (Llama 1/2/3, TinyLlama, Mistral with or without sliding window). Depends on model, model.block. */
 package ml.juno.engine.model.llama;

@@ -269,4 +269,81 @@ class CpuKernelsMatchScalarReferenceTest {
         assertArrayEquals(new float[] {0.6f, 0.8f, 1f, 0f}, normal, 1e-7f);
         assertArrayEquals(new float[] {0.6f, 1f, 0.8f, 0f}, neox, 1e-7f);
     }
+
+    @Test
+    void addBias_addsTheBiasToEveryRow_onBothBackends() {
+        int width = 37;
+        float[] x1 = gaussian(3 * width, 21);
+        float[] x2 = x1.clone();
+        float[] expected = x1.clone();
+        float[] bias = gaussian(width, 22);
+        for (int r = 0; r < 3; r++) {
+            for (int i = 0; i < width; i++) {
+                expected[r * width + i] += bias[i];
+            }
+        }
+        CPU.addBias(x1, bias, 3, width);
+        SCALAR.addBias(x2, bias, 3, width);
+        assertArrayEquals(expected, x1);
+        assertArrayEquals(expected, x2);
+    }
+
+    @Test
+    void geglu_tableMatchesTheDirectF16Evaluation_andTheTanhGelu() {
+        int n = 4000;
+        float[] g1 = gaussian(n, 31);
+        for (int i = 0; i < n; i += 97) {
+            g1[i] *= 8f; // reach the ±10 clamps
+        }
+        float[] g2 = g1.clone();
+        float[] x = g1.clone();
+        float[] up = gaussian(n, 32);
+        CPU.geglu(g1, up, 8, n / 8);
+        SCALAR.geglu(g2, up, 8, n / 8);
+        assertArrayEquals(g2, g1, "table lookup vs direct F16 evaluation");
+        for (int i = 0; i < n; i++) {
+            double v = x[i];
+            double gelu = 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)));
+            double expected = (v <= -10 ? 0 : gelu) * up[i];
+            assertEquals(expected, g1[i], 2e-3 * Math.max(1, Math.abs(expected)), "x=" + v);
+        }
+    }
+
+    @Test
+    void slidingWindowAttention_matchesScalarReference_andIgnoresKeysOutsideTheWindow() {
+        AttentionShape shape = new AttentionShape(2, 1, 8, 0.35f);
+        try (KvCache cache = new KvCache(new KvLayout(1, 1, 32, shape.kvDim(), KvType.F32))) {
+            Random r = new Random(5);
+            float[] k = new float[shape.kvDim()];
+            float[] v = new float[shape.kvDim()];
+            for (int p = 0; p < 20; p++) {
+                for (int i = 0; i < k.length; i++) {
+                    k[i] = (float) r.nextGaussian();
+                    v[i] = (float) r.nextGaussian();
+                }
+                cache.store(0, 0, p, k, 0, v, 0);
+            }
+            BatchRows rows = new BatchRows(2);
+            rows.add(0, 19);
+            rows.add(0, 3);
+            float[] q = gaussian(2 * shape.qDim(), 12);
+            float[] a = new float[q.length];
+            float[] b = new float[q.length];
+            CPU.attention(cache, 0, shape, rows, q, a, 4);
+            SCALAR.attention(cache, 0, shape, rows, q, b, 4);
+            assertArrayEquals(b, a, 1e-5f);
+            // overwrite a key outside row 0's window (positions 16..19): nothing changes
+            java.util.Arrays.fill(k, 100f);
+            cache.store(0, 0, 15, k, 0, k, 0);
+            float[] c = new float[q.length];
+            CPU.attention(cache, 0, shape, rows, q, c, 4);
+            assertArrayEquals(a, c, 0f);
+            // a window wider than the position is full attention
+            float[] full = new float[q.length];
+            float[] wide = new float[q.length];
+            CPU.attention(cache, 0, shape, rows, q, full);
+            CPU.attention(cache, 0, shape, rows, q, wide, 64);
+            assertArrayEquals(full, wide, 0f);
+        }
+    }
 }

@@ -1,0 +1,56 @@
+package ml.juno.engine.model.block;
+
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.WeightMatrix;
+
+/**
+ * The gated FFN {@code down(act(gate(x)) · up(x))}: SiLU (SwiGLU: llama, qwen, phi3) or GELU (gemma). Also one expert
+ * of a mixture of experts.
+ */
+public final class GatedFfn implements FeedForward {
+    private final WeightMatrix gate;
+    private final WeightMatrix up;
+    private final WeightMatrix down;
+    private final Activation activation;
+
+    /** The gate's activation. */
+    public enum Activation { SILU, GELU }
+
+    public GatedFfn(WeightMatrix gate, WeightMatrix up, WeightMatrix down, Activation activation) {
+        if (gate.rows() != up.rows() || down.cols() != gate.rows() || gate.cols() != up.cols()) {
+            throw new IllegalArgumentException("FFN shapes disagree: gate " + gate.cols() + "x" + gate.rows() + ", up "
+                    + up.cols() + "x" + up.rows() + ", down " + down.cols() + "x" + down.rows());
+        }
+        this.gate = gate;
+        this.up = up;
+        this.down = down;
+        this.activation = activation;
+    }
+
+    /** Hidden width (this shard's slice). */
+    public int width() {
+        return gate.rows();
+    }
+
+    @Override
+    public long weightBytes() {
+        return gate.byteSize() + up.byteSize() + down.byteSize();
+    }
+
+    @Override
+    public void forward(Backend backend, ForwardState s, int batch) {
+        forward(backend, s.xb, s, batch, s.proj);
+    }
+
+    /** FFN of the first {@code batch} rows of {@code in} into {@code out}, through {@code s.gate}/{@code s.up}. */
+    void forward(Backend backend, float[] in, ForwardState s, int batch, float[] out) {
+        backend.matmul(gate, in, s.gate, batch);
+        backend.matmul(up, in, s.up, batch);
+        if (activation == Activation.SILU) {
+            backend.swiglu(s.gate, s.up, batch, gate.rows());
+        } else {
+            backend.geglu(s.gate, s.up, batch, gate.rows());
+        }
+        backend.matmul(down, s.gate, out, batch);
+    }
+}

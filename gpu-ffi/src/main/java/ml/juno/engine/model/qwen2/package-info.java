@@ -1,0 +1,2 @@
+/** The {@code qwen2} architecture. Depends on model, model.block. */
+package ml.juno.engine.model.qwen2;
