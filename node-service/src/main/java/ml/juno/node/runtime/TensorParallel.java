@@ -11,6 +11,6 @@ final class TensorParallel {
     private TensorParallel() {}
 
     static Model load(GgufFile file, EngineOptions options, ShardSpec spec, AllReduce allReduce) {
-        return Model.load(file, options, spec, null);
+        return Model.load(file, options, spec, null, spec.tensorParts() > 1 ? allReduce : null);
     }
 }
