@@ -59,8 +59,8 @@ final class ClusterCommand implements Callable<Integer> {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
         }
         JunoHome home = JunoHome.detect();
-        Path nodeApp = JunoHome.requireApp(home.nodeApp());
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
+        Path nodeApp = JunoHome.requireApp(home.nodeApp());
         Path modelPath = model.resolve().toAbsolutePath();
         Files.createDirectories(logDir);
         StringJoiner addresses = new StringJoiner(",");

@@ -36,7 +36,8 @@ final class CoordinatorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), properties());
+        Map<String, String> props = properties(); // bad options first, before looking for the app
+        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), props);
     }
 
     Map<String, String> properties() {
