@@ -22,9 +22,15 @@ final class AppProcess {
     }
 
     static List<String> command(Path app, Map<String, String> systemProperties) {
+        return command(app, systemProperties, List.of());
+    }
+
+    /** As {@link #command(Path, Map)}, with extra JVM options (e.g. a JFR recording) after the engine's flags. */
+    static List<String> command(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
+        cmd.addAll(jvmOptions);
         systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(app.toString());
@@ -33,7 +39,12 @@ final class AppProcess {
 
     /** Runs the app in the foreground with our stdin/stdout/stderr and returns its exit code. */
     static int runForeground(Path app, Map<String, String> systemProperties) {
-        ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties)).inheritIO();
+        return runForeground(app, systemProperties, List.of());
+    }
+
+    /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
+        ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
         Process p;
         try {
             p = pb.start();

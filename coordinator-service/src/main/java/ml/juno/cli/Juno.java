@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
                 PendingCommands.Lora.class,
                 PendingCommands.Merge.class,
                 PendingCommands.Test.class,
-                PendingCommands.Metrics.class,
+                MetricsCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno cluster' (3 local",

@@ -1,6 +1,7 @@
 package ml.juno.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -37,9 +38,23 @@ final class LocalCommand implements Callable<Integer> {
     @Option(names = "--max-queue", description = "Requests waiting at most before 429 (default: the engine's).")
     Integer maxQueue;
 
+    @Mixin
+    JfrOptions jfr = new JfrOptions();
+
     @Override
     public Integer call() {
-        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), properties());
+        Map<String, String> props = properties();
+        List<String> jvmOptions = jvmOptions();
+        Path app = JunoHome.requireApp(JunoHome.detect().coordinatorApp());
+        if (jfr.enabled()) {
+            System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
+        }
+        return AppProcess.runForeground(app, props, jvmOptions);
+    }
+
+    /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */
+    List<String> jvmOptions() {
+        return jfr.jvmOptions("local");
     }
 
     /** The system properties the coordinator app is started with. */

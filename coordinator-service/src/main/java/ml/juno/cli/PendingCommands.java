@@ -31,7 +31,4 @@ final class PendingCommands {
 
     @Command(name = "test", description = "Smoke checks against a live cluster (not implemented yet).")
     static final class Test extends Pending {}
-
-    @Command(name = "metrics", description = "Summarise JFR recordings: tokens/s, TTFT, step latency (not implemented yet).")
-    static final class Metrics extends Pending {}
 }

@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 class LocalCommandTest {
@@ -47,5 +49,32 @@ class LocalCommandTest {
         assertTrue(missing.getMessage().contains("/no/such.gguf"), missing.getMessage());
         CliException port = assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--api-port", "0").properties());
         assertEquals("--api-port must be in 1..65535, got 0", port.getMessage());
+    }
+
+    @Test
+    void jfr_addsOneRecordingToTheChildJvm(@TempDir Path dir) {
+        assertEquals(List.of(), parse("--model-path", MODEL).jvmOptions(), "no recording unless asked");
+        LocalCommand c = parse("--model-path", MODEL, "--jfr", "5m", "--jfr-dir", dir.toString());
+        List<String> opts = c.jvmOptions();
+        assertEquals(1, opts.size());
+        String o = opts.get(0);
+        assertTrue(o.startsWith("-XX:StartFlightRecording="), o);
+        assertTrue(o.contains("duration=5m") && o.contains("dumponexit=true") && o.contains("settings=default"), o);
+        assertTrue(o.contains("filename=" + dir.toAbsolutePath().normalize().resolve("juno-local-")), o);
+        assertFalse(o.contains("juno.MatMul"), o);
+        assertTrue(parse("--model-path", MODEL, "--jfr", "30s", "--jfr-matmul").jvmOptions().get(0)
+                .endsWith(",+juno.MatMul#enabled=true"));
+        List<String> cmd = AppProcess.command(Path.of("app.jar"), c.properties(), opts);
+        assertEquals(o, cmd.get(AppProcess.JVM_FLAGS.size() + 1), "after the engine's flags, before -D and -jar");
+    }
+
+    @Test
+    void jfr_badDurationOrMatMulAlone_isOneLineError() {
+        CliException duration = assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--jfr", "5 minutes").jvmOptions());
+        assertEquals("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '5 minutes'", duration.getMessage());
+        CliException matMul = assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--jfr-matmul").jvmOptions());
+        assertEquals("--jfr-matmul needs --jfr DURATION", matMul.getMessage());
+        CliException dir = assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--jfr", "1m", "--jfr-dir", "/no/such/dir").jvmOptions());
+        assertTrue(dir.getMessage().contains("/no/such/dir"), dir.getMessage());
     }
 }

@@ -3,11 +3,14 @@ package ml.juno.coordinator.engine;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import ml.juno.coordinator.jfr.SchedulerStepEvent;
+import ml.juno.coordinator.jfr.TokenProducedEvent;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.StopStringMatcher;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.SampledToken;
+import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.Scheduler;
 import ml.juno.coordinator.scheduler.StepOutcome;
 import ml.juno.coordinator.scheduler.StepPlan;
@@ -30,6 +33,7 @@ public final class GenerationLoop implements AutoCloseable {
         final StopStringMatcher matcher;
         final TokenSink sink;
         final int minTokens;
+        final long submittedNanos = System.nanoTime();
         int generated;
 
         Active(GenerationRequest request, PieceDecoder decoder, TokenSink sink) {
@@ -104,6 +108,7 @@ public final class GenerationLoop implements AutoCloseable {
      * @return false when there was nothing to do
      */
     public boolean runOnce() {
+        SchedulerStepEvent event = SchedulerStepEvent.startIfEnabled(); // null unless a JFR recording wants it
         StepPlan plan;
         synchronized (lock) {
             if (!scheduler.hasWork()) {
@@ -117,7 +122,23 @@ public final class GenerationLoop implements AutoCloseable {
             outcome = scheduler.update(plan, result);
         }
         deliver(outcome);
+        if (event != null) {
+            finishEvent(event, plan, outcome.tokens().size());
+        }
         return true;
+    }
+
+    private static void finishEvent(SchedulerStepEvent event, StepPlan plan, int produced) {
+        int prefill = 0;
+        int decode = 0;
+        for (ScheduledRow r : plan.rows()) {
+            if (r.tokenCount() == 1) {
+                decode++;
+            } else {
+                prefill += r.tokenCount();
+            }
+        }
+        event.finish(plan.stepId(), plan.rows().size(), prefill, decode, produced);
     }
 
     private StepResult execute(StepPlan plan) {
@@ -136,6 +157,9 @@ public final class GenerationLoop implements AutoCloseable {
                 continue;
             }
             a.generated++;
+            if (TokenProducedEvent.enabled()) {
+                TokenProducedEvent.emit(t.sequenceId(), t.tokenId(), a.generated, System.nanoTime() - a.submittedNanos);
+            }
             try {
                 var r = a.matcher.feed(a.decoder.decode(t.tokenId()), a.generated >= a.minTokens);
                 a.sink.onToken(t.tokenId(), r.text(), t.logprobs());

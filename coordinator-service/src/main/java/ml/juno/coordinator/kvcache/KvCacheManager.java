@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Policy;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import ml.juno.coordinator.jfr.KvCacheEvent;
 
 /**
  * Paged KV bookkeeping with automatic prefix caching (vLLM's KVCacheManager idea).
@@ -113,6 +114,7 @@ public final class KvCacheManager {
         if (maxNewTokens < 1) {
             throw new IllegalArgumentException("maxNewTokens must be >= 1, got " + maxNewTokens);
         }
+        long evictionsBefore = evictions;
         int lookupBlocks = prefixCaching ? (length - 1) / blockSize : 0;
         long parent = PrefixHash.ROOT;
         int hits = 0;
@@ -138,6 +140,9 @@ public final class KvCacheManager {
         missBlocks += lookupBlocks - hits;
         hitTokens += cachedTokens;
         missTokens += length - cachedTokens;
+        if (KvCacheEvent.enabled()) {
+            KvCacheEvent.emit(cachedTokens, length - cachedTokens, evictions - evictionsBefore, used, cached, freeTop);
+        }
         return cachedTokens;
     }
 

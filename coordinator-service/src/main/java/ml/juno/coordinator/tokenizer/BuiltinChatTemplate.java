@@ -2,6 +2,7 @@ package ml.juno.coordinator.tokenizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import ml.juno.coordinator.jfr.TemplateFormatEvent;
 
 /**
  * Chat formats for models whose file carries no {@code tokenizer.chat_template}, written from the
@@ -42,7 +43,8 @@ public enum BuiltinChatTemplate {
 
             @Override
             public String render(ChatRequest request) {
-                return self.render(request, bos, eos);
+                TemplateFormatEvent event = TemplateFormatEvent.startIfEnabled(); // null unless JFR records it
+                return TemplateFormatEvent.finish(event, id, request.messages().size(), self.render(request, bos, eos));
             }
 
             @Override

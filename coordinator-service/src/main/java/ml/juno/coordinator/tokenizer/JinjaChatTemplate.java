@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import ml.juno.coordinator.jfr.TemplateFormatEvent;
 import jinjava.javax.el.CompositeELResolver;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 
@@ -209,6 +210,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
             throw new ChatTemplateException("chat template uses a loop filter over several variables "
                     + "({% for a, b in xs if cond %}), which the Jinja engine here does not support");
         }
+        TemplateFormatEvent event = TemplateFormatEvent.startIfEnabled(); // null unless a JFR recording wants it
         List<Map<String, Object>> messages = new ArrayList<>();
         for (ChatMessage m : request.messages()) {
             Map<String, Object> msg = new LinkedHashMap<>();
@@ -249,6 +251,6 @@ public final class JinjaChatTemplate implements ChatTemplate {
                 throw new ChatTemplateException("chat template error at line " + err.getLineno() + ": " + msg);
             }
         }
-        return result.getOutput();
+        return TemplateFormatEvent.finish(event, name(), request.messages().size(), result.getOutput());
     }
 }

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import ml.juno.coordinator.jfr.TokenizerEvent;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufMetadata;
 
@@ -171,6 +172,7 @@ public final class Tokenizer {
         if (text.length() > MAX_INPUT_BYTES) { // every char is at least one byte
             throw tooLong(text.length());
         }
+        TokenizerEvent event = TokenizerEvent.startIfEnabled(); // null unless a JFR recording wants it
         byte[] utf8 = Utf8.encode(text);
         if (utf8.length > MAX_INPUT_BYTES) {
             throw tooLong(utf8.length);
@@ -182,6 +184,7 @@ public final class Tokenizer {
         } else {
             encodeBpe(utf8, frags, addSpecial, out);
         }
+        TokenizerEvent.finish(event, utf8.length, out.size());
         return out.toArray();
     }
 

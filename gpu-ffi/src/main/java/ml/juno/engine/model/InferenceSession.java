@@ -2,6 +2,7 @@ package ml.juno.engine.model;
 
 import java.util.ArrayList;
 import java.util.List;
+import ml.juno.engine.jfr.ForwardPassEvent;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kv.KvCache;
 import ml.juno.engine.kv.KvLayout;
@@ -93,9 +94,22 @@ public final class InferenceSession implements AutoCloseable {
     /**
      * One forward step over every row of {@code batch}. Rows are checked first (slot, position within the context,
      * token within the vocabulary, batch size); nothing is computed when one is wrong. Returns the logits of the rows
-     * that asked for them, or {@code null} on a shard without the output head.
+     * that asked for them, or {@code null} on a shard without the output head. Emits a {@code juno.ForwardPass} JFR
+     * event while a recording has it enabled.
      */
     public Logits forward(ForwardBatch batch) {
+        if (!ForwardPassEvent.enabled()) {
+            return forwardRows(batch);
+        }
+        ForwardPassEvent event = ForwardPassEvent.start();
+        Logits out = forwardRows(batch);
+        ShardSpec shard = decoder.shard();
+        event.finish(batch.size(), out == null ? 0 : out.count(), shard.firstLayer(), shard.endLayer(),
+                shard.tensorRank(), shard.tensorParts());
+        return out;
+    }
+
+    private Logits forwardRows(ForwardBatch batch) {
         int n = batch.size();
         if (n == 0) {
             throw new IllegalArgumentException("empty forward batch");

@@ -82,26 +82,6 @@ record ReferenceCase(String name, Path model, JsonNode json) {
         return "Q";
     }
 
-    /**
-     * Known deviations, asserted at a looser bound instead of the brief's. F16: llama.cpp's F16 path differs from ours by
-     * up to ~4e-3 on every logit. Cause (found with the other architectures, see ArchitectureReferenceTest): rounding
-     * activations to F16 (and quantizing them to Q8) is discontinuous, so a one-ulp float summation-order difference
-     * that moves a value across a rounding boundary changes it by a whole F16/Q8 step, which these models amplify to a
-     * few 1e-3 on the logits. This engine's own vector and scalar backends, and its tensor-parallel ranks, differ from
-     * each other by the same amount on the F16 files; matching llama.cpp closer would mean reproducing its SIMD
-     * summation order (which depends on the CPU it ran on).
-     * Quantized p2 cases: we reproduce llama.cpp's Q8 activation quantization and integer block sums exactly, but one
-     * activation that lands on a rounding boundary in llama.cpp's float order and not in ours flips by one quantum and
-     * moves these random models' logits by 0.03–0.19 (the vector and scalar backends of this engine agree to 1e-3).
-     */
-    static final java.util.Map<String, Float> KNOWN_DEVIATIONS = java.util.Map.of(
-            "stories260K-F16__p1_once_upon", 5e-3f,
-            "tiny-llama-random-F16__p1_once_upon", 5e-3f,
-            "tiny-llama-random-F16__p2_little_dog", 5e-3f,
-            "stories260K-Q8_0__p2_little_dog", 0.05f,
-            "tiny-llama-random-Q4_0-pure__p2_little_dog", 0.2f,
-            "tiny-llama-random-Q6_K-pure__p2_little_dog", 0.2f);
-
     /** Allowed |ours − reference| for a logit of this size: 1e-3 (F32), 1e-3·max(1,|x|) (F16), 2e-2 (quantized). */
     float strictTolerance(float logit) {
         return switch (weightKind()) {
@@ -109,11 +89,6 @@ record ReferenceCase(String name, Path model, JsonNode json) {
             case "F16" -> 1e-3f * Math.max(1f, Math.abs(logit));
             default -> 2e-2f;
         };
-    }
-
-    /** The strict tolerance, or the known deviation's bound for the cases listed in {@link #KNOWN_DEVIATIONS}. */
-    float tolerance(float logit) {
-        return Math.max(strictTolerance(logit), KNOWN_DEVIATIONS.getOrDefault(name, 0f));
     }
 
     @Override

@@ -41,8 +41,8 @@ class TensorParallelTest {
     /**
      * 1e-4 for F32 weights. F16 weights: the activations are rounded to F16 before each product (as llama.cpp does), so
      * a float-order difference of the partial sums that moves an activation across an F16 rounding boundary changes it
-     * by one F16 ulp, which these random models amplify to a few 1e-3 on the logits (the same size as the F16 deviation
-     * from llama.cpp in {@link ReferenceCase#KNOWN_DEVIATIONS}); those models get 5e-3·max(1, |logit|).
+     * by one F16 ulp, which these random models amplify to a few 1e-3 on the logits (the same size as the F16 rounding noise
+     * measured in ReferenceLogitsTest); those models get 5e-3·max(1, |logit|).
      */
     private static float tolerance(String file, float logit) {
         return file.contains("F16") ? 5e-3f * Math.max(1f, Math.abs(logit)) : 1e-4f;

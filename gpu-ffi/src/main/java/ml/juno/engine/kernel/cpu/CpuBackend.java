@@ -3,6 +3,7 @@ package ml.juno.engine.kernel.cpu;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
@@ -51,6 +52,14 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (MatMulEvent.enabled() && MatMulEvent.enter(name(), w, batch)) { // JFR juno.MatMul: time the nested call
+            try {
+                matmul(w, x, out, batch);
+            } finally {
+                MatMulEvent.exit();
+            }
+            return;
+        }
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
             quantMatmul.set(w, quantX, out, batch);
@@ -301,28 +310,19 @@ public final class CpuBackend implements Backend {
                 tilesByWorker[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            if (batch == 1 && QuantDot.fusedEnabled(w.type())) {
-                // one activation row: widen quants in registers, no decode buffer (bit-identical to the path below)
-                for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
-                    out[r] = QuantDot.dotFused(w.type(), w.data(), r * w.rowStride(), cols, x, 0);
-                }
+            QuantDot.Rows fused = batch == 1 ? QuantDot.fusedRows(w.type()) : null;
+            if (fused != null) {
+                // one activation row: quants built in registers, no decode buffer (bit-identical to the path below)
+                fused.run(w.data(), w.rowStride(), cols, x, out, chunk * ROWS_PER_CHUNK, end);
                 return;
             }
-            for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
-                if (end - r0 >= TILE) {
-                    for (int t = 0; t < TILE; t++) {
-                        tile[t].decode(w.type(), w.data(), (r0 + t) * w.rowStride(), cols);
-                    }
-                    for (int b = 0; b < batch; b++) {
-                        QuantDot.dot4(tile, x, b, out, b * rows + r0);
-                    }
-                } else {
-                    for (int r = r0; r < end; r++) {
-                        tile[0].decode(w.type(), w.data(), r * w.rowStride(), cols);
-                        for (int b = 0; b < batch; b++) {
-                            out[b * rows + r] = QuantDot.dot(tile[0], x, b);
-                        }
-                    }
+            // each weight row decoded once into 16-bit quants (L1-resident), then dotted with every activation row;
+            // a small single-row kernel compiles to clean vector code where a multi-row one hits the JIT's node limits
+            QuantRow row = tile[0];
+            for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
+                row.decode(w.type(), w.data(), r * w.rowStride(), cols);
+                for (int b = 0; b < batch; b++) {
+                    out[b * rows + r] = QuantDot.dot(row, x, b);
                 }
             }
         }

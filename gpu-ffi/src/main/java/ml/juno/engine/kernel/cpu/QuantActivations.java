@@ -2,12 +2,12 @@ package ml.juno.engine.kernel.cpu;
 
 /**
  * Activation rows quantized the way llama.cpp quantizes them for integer dot products: Q8_0/Q8_1 blocks of 32 (scale
- * rounded to F16) or Q8_K blocks of 256 (F32 scale, with sums of every 16). Quants are kept as integer-valued floats so
- * products and block sums are exact in float arithmetic. Buffers grow on first use and are then reused.
+ * rounded to F16) or Q8_K blocks of 256 (F32 scale, with sums of every 16). Quants are 16-bit lanes in [-127, 127], ready
+ * for {@link QuantDot}'s 16-bit multiplies. Buffers grow on first use and are then reused.
  */
 public final class QuantActivations {
-    /** {@code [batch][cols]} integer-valued quants. */
-    float[] q = new float[0];
+    /** {@code [batch][cols]} quants. */
+    short[] q = new short[0];
     /** Scale per block ({@code [batch][cols/32]} or {@code [batch][cols/256]}). */
     float[] d = new float[0];
     /** Q8_K: sum of the quants of every 16 ({@code [batch][cols/16]}); Q8_1: F16-rounded {@code d·Σq} per 32. */
@@ -21,7 +21,7 @@ public final class QuantActivations {
         this.blockSize = k ? 256 : 32;
         int n = batch * cols;
         if (q.length < n) {
-            q = new float[n];
+            q = new short[n];
             d = new float[n / 32];
             sums = new float[n / 16];
         }
@@ -47,7 +47,7 @@ public final class QuantActivations {
         int sum = 0;
         for (int j = 0; j < 32; j++) {
             int v = (int) Math.rint(x[b + j] * id);
-            q[b + j] = v;
+            q[b + j] = (short) v;
             sum += v;
         }
         d[b / 32] = d0;
@@ -66,7 +66,7 @@ public final class QuantActivations {
             }
         }
         if (amax == 0f) {
-            java.util.Arrays.fill(q, b, b + 256, 0f);
+            java.util.Arrays.fill(q, b, b + 256, (short) 0);
             java.util.Arrays.fill(sums, b / 16, b / 16 + 16, 0f);
             d[b / 256] = 0f;
             return;
@@ -76,7 +76,7 @@ public final class QuantActivations {
             int sum = 0;
             for (int j = 0; j < 16; j++) {
                 int v = Math.min(127, (int) Math.rint(iscale * x[b + g * 16 + j]));
-                q[b + g * 16 + j] = v;
+                q[b + g * 16 + j] = (short) v;
                 sum += v;
             }
             sums[b / 16 + g] = sum;

@@ -4,86 +4,164 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
- * Dot product of a decoded quantized weight row ({@link QuantRow}) with a quantized activation row
- * ({@link QuantActivations}), in ggml's arrangement: exact integer sums per sub-block, times the integer sub-block scale,
- * summed per super-block, then scaled by {@code d_w·d_x} in float; the min terms are subtracted (K-quants) or added
- * (Q4_1/Q5_1) from integer block sums. Integer partial sums stay below 2^24, so they are exact as floats.
+ * Integer dot products of a quantized weight row with a quantized activation row (Q8_0/Q8_1/Q8_K), the way ggml's
+ * integer kernels compute them: exact integer sums per (sub-)block, integer sub-block scales applied in integers (K-quants),
+ * then one float multiply-add per (super-)block with {@code d_w·d_x}; min terms from the activation block sums.
+ *
+ * <p>Quants travel as 16-bit lanes: 16 weight quants times 16 activation quants in one {@code vpmullw}, adjacent
+ * products summed into 32-bit lanes by shifts ({@link #pairSum}), so a 256-bit register does 16 multiply-adds per
+ * instruction with no float conversion until the block scale. Every product fits 16 bits (|w| ≤ 128, |x| ≤ 127) and so
+ * does the sum of two (≤ 32 512). Integer lanes are exact, so the result depends only on which elements share a lane and
+ * on the order of the per-block float steps; {@link #dot}, {@link #dot4} and {@link #dotFused} use the same lanes and
+ * order and give bit-identical results (a row's result never depends on the batch it is computed in). The species are
+ * fixed at 256 bits (AVX2); wider machines run them as they are.
  */
 final class QuantDot {
-    private static final VectorSpecies<Float> F = VectorDecode.F;
-    private static final int L = F.length();
+    static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
+    static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
+    static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
+    static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
+    static final ByteVector EIGHT = ByteVector.broadcast(B16, (byte) 8);
+    static final ByteVector THIRTY_TWO = ByteVector.broadcast(B16, (byte) 32);
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    @SuppressWarnings("unchecked")
+    private static final VectorShuffle<Float>[] ROTATE = new VectorShuffle[8];
+
+    static {
+        for (int h = 1; h < 8; h <<= 1) {
+            int hh = h;
+            ROTATE[h] = VectorShuffle.fromOp(F8, i -> (i + hh) & 7);
+        }
+    }
 
     private QuantDot() {}
 
-    /** Vector path: lanes hold exact integer partial sums; block scales applied per lane with FMA. */
+    // ---- lane helpers (shared with QuantRow's vector decoders)
+
+    /** 16 bytes to 16 signed 16-bit lanes. */
+    static ShortVector widen(ByteVector v) {
+        return (ShortVector) v.convertShape(VectorOperators.B2S, S16, 0);
+    }
+
+    static ByteVector lowNibbles(ByteVector v) {
+        return v.and((byte) 0x0F);
+    }
+
+    /** High nibbles, shifted as 16-bit lanes (x86 has no byte shift) and masked per byte. */
+    static ByteVector highNibbles(ByteVector v) {
+        return v.reinterpretAsShorts().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and((byte) 0x0F);
+    }
+
+    /** Nibbles at bit {@code shift} (0 or 4) of every byte, with no branch (a vector merged from two paths may be boxed). */
+    static ByteVector nibbles(ByteVector v, int shift) {
+        return v.reinterpretAsShorts().lanewise(VectorOperators.LSHR, shift).reinterpretAsBytes().and((byte) 0x0F);
+    }
+
+    /** Per byte {@code ((v >>> shift) & mask) << up}, for {@code shift < 8} and results that fit the byte. */
+    static ByteVector bitsTo(ByteVector v, int shift, int mask, int up) {
+        ByteVector b = v.reinterpretAsShorts().lanewise(VectorOperators.LSHR, shift).reinterpretAsBytes().and((byte) mask);
+        return b.reinterpretAsShorts().lanewise(VectorOperators.LSHL, up).reinterpretAsBytes();
+    }
+
+    /** Q6_K quants: low 4 bits from {@code nib}, 2 high bits from {@code h >>> shift}, minus 32. */
+    static ShortVector q6(ByteVector nib, ByteVector h, int shift) {
+        return widen(nib.or(bitsTo(h, shift, 3, 4)).sub(THIRTY_TWO));
+    }
+
+    /** Sums adjacent 16-bit lanes into 32-bit lanes (what {@code vpmaddwd} does after the multiply). */
+    static IntVector pairSum(ShortVector p) {
+        IntVector i = p.reinterpretAsInts();
+        return i.lanewise(VectorOperators.ASHR, 16).add(i.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+    }
+
+    private static FloatVector toFloat(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+    }
+
+    private static ShortVector s16(short[] a, int i) {
+        return ShortVector.fromArray(S16, a, i);
+    }
+
+    /** Sum of the eight lanes in a fixed pairwise order (never the JIT's choice). */
+    static float sum(FloatVector v) {
+        for (int h = 4; h >= 1; h >>= 1) {
+            v = v.add(v.rearrange(ROTATE[h]));
+        }
+        return v.lane(0);
+    }
+
+    // ---- decoded rows
+
     static float dot(QuantRow w, QuantActivations x, int xRow) {
         return QuantRow.kQuant(w.type) ? dotK(w, x, xRow) : dotLegacy(w, x, xRow);
     }
 
+    private static boolean legacyMins(GgmlType t) {
+        return t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+    }
+
+    private static boolean kMins(GgmlType t) {
+        return t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
+    }
+
     private static float dotLegacy(QuantRow w, QuantActivations x, int xRow) {
-        GgmlType t = w.type;
         int cols = w.cols;
         int xo = xRow * cols;
-        float[] q = w.q;
-        float[] qx = x.q;
-        FloatVector acc = FloatVector.zero(F);
-        float corr = 0f;
+        short[] q = w.q;
+        short[] qx = x.q;
         int xb = xo / 32;
-        boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+        boolean mins = legacyMins(w.type);
+        FloatVector acc = FloatVector.zero(F8);
+        float corr = 0f;
         for (int b = 0; b < cols / 32; b++) {
-            FloatVector p = FloatVector.zero(F);
-            for (int i = 0; i < 32; i += L) {
-                p = FloatVector.fromArray(F, q, b * 32 + i).fma(FloatVector.fromArray(F, qx, xo + b * 32 + i), p);
-            }
-            acc = p.fma(FloatVector.broadcast(F, w.d[b] * x.d[xb + b]), acc);
+            int e = b * 32;
+            ShortVector p = s16(q, e).mul(s16(qx, xo + e)).add(s16(q, e + 16).mul(s16(qx, xo + e + 16)));
+            acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, w.d[b] * x.d[xb + b]), acc);
             if (mins) {
                 corr += w.m[b] * x.sums[xb + b];
             }
         }
-        return Lanes.sum(acc) + corr;
+        return sum(acc) + corr;
     }
 
     private static float dotK(QuantRow w, QuantActivations x, int xRow) {
-        GgmlType t = w.type;
         int cols = w.cols;
         int xo = xRow * cols;
-        float[] q = w.q;
-        float[] qx = x.q;
-        FloatVector acc = FloatVector.zero(F);
-        float corr = 0f;
-        int g = QuantRow.subBlock(t);
+        short[] q = w.q;
+        short[] qx = x.q;
+        int g = QuantRow.subBlock(w.type);
         int subs = 256 / g;
-        boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
-        int xs = xo / 256;
-        int xg = xo / 16;
+        boolean mins = kMins(w.type);
+        FloatVector acc = FloatVector.zero(F8);
+        float corr = 0f;
         for (int b = 0; b < cols / 256; b++) {
-            FloatVector a = FloatVector.zero(F);
+            IntVector a = IntVector.zero(I8);
             for (int j = 0; j < subs; j++) {
                 int e = b * 256 + j * g;
-                FloatVector p = FloatVector.zero(F);
-                for (int i = 0; i < g; i += L) {
-                    p = FloatVector.fromArray(F, q, e + i).fma(FloatVector.fromArray(F, qx, xo + e + i), p);
+                ShortVector p = s16(q, e).mul(s16(qx, xo + e));
+                if (g == 32) {
+                    p = p.add(s16(q, e + 16).mul(s16(qx, xo + e + 16)));
                 }
-                a = p.fma(FloatVector.broadcast(F, w.sc[b * subs + j]), a);
+                a = a.add(pairSum(p).mul(w.sc[b * subs + j]));
             }
-            float dx = x.d[xs + b];
-            acc = a.fma(FloatVector.broadcast(F, w.d[b] * dx), acc);
+            float dx = x.d[xo / 256 + b];
+            acc = toFloat(a).fma(FloatVector.broadcast(F8, w.d[b] * dx), acc);
             if (mins) {
-                corr += w.dmin[b] * dx * minSum(w, x, b, subs, g, xg);
+                corr += w.dmin[b] * dx * minSum(w, x, b, subs, g, xo / 16);
             }
         }
-        return Lanes.sum(acc) - corr;
+        return sum(acc) - corr;
     }
 
-    /**
-     * Four weight rows against one activation row, sharing each activation load; every row's operations and their
-     * order are those of {@link #dot}, so the four results are bit-identical to four {@code dot} calls.
-     */
+    /** Four weight rows against one activation row, sharing its loads; each result bit-identical to {@link #dot}. */
     static void dot4(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
         if (QuantRow.kQuant(w[0].type)) {
             dot4K(w, x, xRow, out, oo);
@@ -93,42 +171,32 @@ final class QuantDot {
     }
 
     private static void dot4Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
-        GgmlType t = w[0].type;
         int cols = w[0].cols;
         int xo = xRow * cols;
-        float[] qx = x.q;
-        float[] q0 = w[0].q;
-        float[] q1 = w[1].q;
-        float[] q2 = w[2].q;
-        float[] q3 = w[3].q;
-        FloatVector c0 = FloatVector.zero(F);
-        FloatVector c1 = FloatVector.zero(F);
-        FloatVector c2 = FloatVector.zero(F);
-        FloatVector c3 = FloatVector.zero(F);
+        short[] qx = x.q;
+        short[] q0 = w[0].q;
+        short[] q1 = w[1].q;
+        short[] q2 = w[2].q;
+        short[] q3 = w[3].q;
         int xb = xo / 32;
-        boolean mins = t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
+        boolean mins = legacyMins(w[0].type);
+        FloatVector c0 = FloatVector.zero(F8);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
         float k0 = 0f;
         float k1 = 0f;
         float k2 = 0f;
         float k3 = 0f;
         for (int b = 0; b < cols / 32; b++) {
-            FloatVector p0 = FloatVector.zero(F);
-            FloatVector p1 = FloatVector.zero(F);
-            FloatVector p2 = FloatVector.zero(F);
-            FloatVector p3 = FloatVector.zero(F);
-            for (int i = 0; i < 32; i += L) {
-                int e = b * 32 + i;
-                FloatVector xv = FloatVector.fromArray(F, qx, xo + e);
-                p0 = FloatVector.fromArray(F, q0, e).fma(xv, p0);
-                p1 = FloatVector.fromArray(F, q1, e).fma(xv, p1);
-                p2 = FloatVector.fromArray(F, q2, e).fma(xv, p2);
-                p3 = FloatVector.fromArray(F, q3, e).fma(xv, p3);
-            }
+            int e = b * 32;
+            ShortVector xl = s16(qx, xo + e);
+            ShortVector xh = s16(qx, xo + e + 16);
             float dx = x.d[xb + b];
-            c0 = p0.fma(FloatVector.broadcast(F, w[0].d[b] * dx), c0);
-            c1 = p1.fma(FloatVector.broadcast(F, w[1].d[b] * dx), c1);
-            c2 = p2.fma(FloatVector.broadcast(F, w[2].d[b] * dx), c2);
-            c3 = p3.fma(FloatVector.broadcast(F, w[3].d[b] * dx), c3);
+            c0 = toFloat(pairSum(s16(q0, e).mul(xl).add(s16(q0, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
+            c1 = toFloat(pairSum(s16(q1, e).mul(xl).add(s16(q1, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
+            c2 = toFloat(pairSum(s16(q2, e).mul(xl).add(s16(q2, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
+            c3 = toFloat(pairSum(s16(q3, e).mul(xl).add(s16(q3, e + 16).mul(xh)))).fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
             if (mins) {
                 float sx = x.sums[xb + b];
                 k0 += w[0].m[b] * sx;
@@ -137,212 +205,281 @@ final class QuantDot {
                 k3 += w[3].m[b] * sx;
             }
         }
-        out[oo] = Lanes.sum(c0) + k0;
-        out[oo + 1] = Lanes.sum(c1) + k1;
-        out[oo + 2] = Lanes.sum(c2) + k2;
-        out[oo + 3] = Lanes.sum(c3) + k3;
+        out[oo] = sum(c0) + k0;
+        out[oo + 1] = sum(c1) + k1;
+        out[oo + 2] = sum(c2) + k2;
+        out[oo + 3] = sum(c3) + k3;
     }
 
     private static void dot4K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int oo) {
-        GgmlType t = w[0].type;
         int cols = w[0].cols;
         int xo = xRow * cols;
-        float[] qx = x.q;
-        float[] q0 = w[0].q;
-        float[] q1 = w[1].q;
-        float[] q2 = w[2].q;
-        float[] q3 = w[3].q;
-        FloatVector c0 = FloatVector.zero(F);
-        FloatVector c1 = FloatVector.zero(F);
-        FloatVector c2 = FloatVector.zero(F);
-        FloatVector c3 = FloatVector.zero(F);
-        int g = QuantRow.subBlock(t);
+        short[] qx = x.q;
+        short[] q0 = w[0].q;
+        short[] q1 = w[1].q;
+        short[] q2 = w[2].q;
+        short[] q3 = w[3].q;
+        int g = QuantRow.subBlock(w[0].type);
         int subs = 256 / g;
-        boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
-        int xs = xo / 256;
-        int xg = xo / 16;
+        boolean mins = kMins(w[0].type);
+        FloatVector c0 = FloatVector.zero(F8);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
         float k0 = 0f;
         float k1 = 0f;
         float k2 = 0f;
         float k3 = 0f;
         for (int b = 0; b < cols / 256; b++) {
-            FloatVector a0 = FloatVector.zero(F);
-            FloatVector a1 = FloatVector.zero(F);
-            FloatVector a2 = FloatVector.zero(F);
-            FloatVector a3 = FloatVector.zero(F);
+            IntVector a0 = IntVector.zero(I8);
+            IntVector a1 = a0;
+            IntVector a2 = a0;
+            IntVector a3 = a0;
             for (int j = 0; j < subs; j++) {
-                int e0 = b * 256 + j * g;
-                FloatVector p0 = FloatVector.zero(F);
-                FloatVector p1 = FloatVector.zero(F);
-                FloatVector p2 = FloatVector.zero(F);
-                FloatVector p3 = FloatVector.zero(F);
-                for (int i = 0; i < g; i += L) {
-                    int e = e0 + i;
-                    FloatVector xv = FloatVector.fromArray(F, qx, xo + e);
-                    p0 = FloatVector.fromArray(F, q0, e).fma(xv, p0);
-                    p1 = FloatVector.fromArray(F, q1, e).fma(xv, p1);
-                    p2 = FloatVector.fromArray(F, q2, e).fma(xv, p2);
-                    p3 = FloatVector.fromArray(F, q3, e).fma(xv, p3);
-                }
+                int e = b * 256 + j * g;
                 int si = b * subs + j;
-                a0 = p0.fma(FloatVector.broadcast(F, w[0].sc[si]), a0);
-                a1 = p1.fma(FloatVector.broadcast(F, w[1].sc[si]), a1);
-                a2 = p2.fma(FloatVector.broadcast(F, w[2].sc[si]), a2);
-                a3 = p3.fma(FloatVector.broadcast(F, w[3].sc[si]), a3);
+                ShortVector xl = s16(qx, xo + e);
+                ShortVector p0 = s16(q0, e).mul(xl);
+                ShortVector p1 = s16(q1, e).mul(xl);
+                ShortVector p2 = s16(q2, e).mul(xl);
+                ShortVector p3 = s16(q3, e).mul(xl);
+                if (g == 32) {
+                    ShortVector xh = s16(qx, xo + e + 16);
+                    p0 = p0.add(s16(q0, e + 16).mul(xh));
+                    p1 = p1.add(s16(q1, e + 16).mul(xh));
+                    p2 = p2.add(s16(q2, e + 16).mul(xh));
+                    p3 = p3.add(s16(q3, e + 16).mul(xh));
+                }
+                a0 = a0.add(pairSum(p0).mul(w[0].sc[si]));
+                a1 = a1.add(pairSum(p1).mul(w[1].sc[si]));
+                a2 = a2.add(pairSum(p2).mul(w[2].sc[si]));
+                a3 = a3.add(pairSum(p3).mul(w[3].sc[si]));
             }
-            float dx = x.d[xs + b];
-            c0 = a0.fma(FloatVector.broadcast(F, w[0].d[b] * dx), c0);
-            c1 = a1.fma(FloatVector.broadcast(F, w[1].d[b] * dx), c1);
-            c2 = a2.fma(FloatVector.broadcast(F, w[2].d[b] * dx), c2);
-            c3 = a3.fma(FloatVector.broadcast(F, w[3].d[b] * dx), c3);
+            float dx = x.d[xo / 256 + b];
+            c0 = toFloat(a0).fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
+            c1 = toFloat(a1).fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
+            c2 = toFloat(a2).fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
+            c3 = toFloat(a3).fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
             if (mins) {
-                k0 += w[0].dmin[b] * dx * minSum(w[0], x, b, subs, g, xg);
-                k1 += w[1].dmin[b] * dx * minSum(w[1], x, b, subs, g, xg);
-                k2 += w[2].dmin[b] * dx * minSum(w[2], x, b, subs, g, xg);
-                k3 += w[3].dmin[b] * dx * minSum(w[3], x, b, subs, g, xg);
+                k0 += w[0].dmin[b] * dx * minSum(w[0], x, b, subs, g, xo / 16);
+                k1 += w[1].dmin[b] * dx * minSum(w[1], x, b, subs, g, xo / 16);
+                k2 += w[2].dmin[b] * dx * minSum(w[2], x, b, subs, g, xo / 16);
+                k3 += w[3].dmin[b] * dx * minSum(w[3], x, b, subs, g, xo / 16);
             }
         }
-        out[oo] = Lanes.sum(c0) - k0;
-        out[oo + 1] = Lanes.sum(c1) - k1;
-        out[oo + 2] = Lanes.sum(c2) - k2;
-        out[oo + 3] = Lanes.sum(c3) - k3;
+        out[oo] = sum(c0) - k0;
+        out[oo + 1] = sum(c1) - k1;
+        out[oo + 2] = sum(c2) - k2;
+        out[oo + 3] = sum(c3) - k3;
     }
 
-    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
-    /**
-     * The fused single-row path measured slower than decode-then-dot on this JDK (2.6 vs 1.4 ms for a 2048² Q8_0
-     * matvec), so it is opt-in ({@code -Djuno.fused=true}) until its compiled code is understood; it stays tested for
-     * bit-identity.
-     */
-    private static final boolean FUSED = Boolean.getBoolean("juno.fused");
-
-    /** Whether the matmul uses {@link #dotFused} for single rows of this type. */
-    static boolean fusedEnabled(GgmlType t) {
-        return FUSED && fusedSupports(t);
-    }
+    // ---- single rows straight from the mapped blocks
 
     /** Types {@link #dotFused} handles. */
     static boolean fusedSupports(GgmlType t) {
-        return (L == 8 || L == 16) && (t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q4_K || t == GgmlType.Q6_K);
-    }
-
-    private static FloatVector widen(ByteVector v) {
-        return (FloatVector) v.convertShape(VectorOperators.B2F, F, 0);
+        return t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q4_K || t == GgmlType.Q5_K || t == GgmlType.Q6_K;
     }
 
     /**
-     * Single-row dot straight from the mapped blocks: quants are widened in registers and multiplied at once, with the
-     * same lanes, operations and order as decoding to a {@link QuantRow} and calling {@link #dot}, so the result is
-     * bit-identical to it (decode-then-dot serves batches, this serves single rows).
+     * Single-row dot straight from the mapped blocks: the quant vectors {@link QuantRow#decode} would store are built
+     * in registers and used at once, with the lanes and order of {@link #dot}, so the result is bit-identical to it.
      */
     static float dotFused(GgmlType t, MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         return switch (t) {
             case Q4_0 -> fusedQ4_0(s, off, cols, x, xRow);
             case Q8_0 -> fusedQ8_0(s, off, cols, x, xRow);
-            case Q4_K -> fusedQ4_K(s, off, cols, x, xRow);
+            case Q4_K -> fusedQ45_K(false, s, off, cols, x, xRow);
+            case Q5_K -> fusedQ45_K(true, s, off, cols, x, xRow);
             case Q6_K -> fusedQ6_K(s, off, cols, x, xRow);
             default -> throw new IllegalArgumentException("no fused dot for " + t);
         };
     }
 
+    /**
+     * One kernel object per type for rows {@code [r0, r1)} of a single activation row: the row loop lives inside each
+     * type's own method, so the JIT compiles each as its own unit instead of inlining every type's vector code into the
+     * caller (which overflows its inlining budget and leaves vectors boxed).
+     */
+    abstract static class Rows {
+        abstract void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1);
+    }
+
+    private static final class Q4_0Rows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[r] = fusedQ4_0(s, r * stride, cols, x, 0);
+            }
+        }
+    }
+
+    private static final class Q8_0Rows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[r] = fusedQ8_0(s, r * stride, cols, x, 0);
+            }
+        }
+    }
+
+    private static final class Q4_KRows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[r] = fusedQ4_K(s, r * stride, cols, x, 0);
+            }
+        }
+    }
+
+    private static final class Q5_KRows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[r] = fusedQ5_K(s, r * stride, cols, x, 0);
+            }
+        }
+    }
+
+    private static final class Q6_KRows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[r] = fusedQ6_K(s, r * stride, cols, x, 0);
+            }
+        }
+    }
+
+    private static final Rows Q4_0_ROWS = new Q4_0Rows();
+    private static final Rows Q8_0_ROWS = new Q8_0Rows();
+    private static final Rows Q4_K_ROWS = new Q4_KRows();
+    private static final Rows Q5_K_ROWS = new Q5_KRows();
+    private static final Rows Q6_K_ROWS = new Q6_KRows();
+
+    /** The single-row kernel of {@code t}, or {@code null} when it has none ({@link #fusedSupports}). */
+    static Rows fusedRows(GgmlType t) {
+        return switch (t) {
+            case Q4_0 -> Q4_0_ROWS;
+            case Q8_0 -> Q8_0_ROWS;
+            case Q4_K -> Q4_K_ROWS;
+            case Q5_K -> Q5_K_ROWS;
+            case Q6_K -> Q6_K_ROWS;
+            default -> null;
+        };
+    }
+
+    private static ByteVector load16(MemorySegment s, long o) {
+        return ByteVector.fromMemorySegment(B16, s, o, LE);
+    }
+
     private static float fusedQ4_0(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
-        float[] qx = x.q;
+        short[] qx = x.q;
         int xb = xo / 32;
-        FloatVector acc = FloatVector.zero(F);
+        FloatVector acc = FloatVector.zero(F8);
         for (int b = 0; b < cols / 32; b++) {
             long o = off + b * 18L;
-            FloatVector p = FloatVector.zero(F);
             int e = xo + b * 32;
-            for (int i = 0; i < 16; i += L) {
-                ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + i, LE);
-                p = widen(v.and((byte) 0xF).sub((byte) 8)).fma(FloatVector.fromArray(F, qx, e + i), p);
-            }
-            for (int i = 0; i < 16; i += L) {
-                ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + i, LE);
-                p = widen(v.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)).fma(FloatVector.fromArray(F, qx, e + 16 + i), p);
-            }
-            acc = p.fma(FloatVector.broadcast(F, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
+            ByteVector v = load16(s, o + 2);
+            ShortVector p = widen(lowNibbles(v).sub(EIGHT)).mul(s16(qx, e))
+                    .add(widen(highNibbles(v).sub(EIGHT)).mul(s16(qx, e + 16)));
+            acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
         }
-        return Lanes.sum(acc);
+        return sum(acc);
     }
 
     private static float fusedQ8_0(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
-        float[] qx = x.q;
+        short[] qx = x.q;
         int xb = xo / 32;
-        FloatVector acc = FloatVector.zero(F);
+        FloatVector acc = FloatVector.zero(F8);
         for (int b = 0; b < cols / 32; b++) {
             long o = off + b * 34L;
-            FloatVector p = FloatVector.zero(F);
-            for (int i = 0; i < 32; i += L) {
-                p = widen(ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + i, LE))
-                        .fma(FloatVector.fromArray(F, qx, xo + b * 32 + i), p);
-            }
-            acc = p.fma(FloatVector.broadcast(F, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
+            int e = xo + b * 32;
+            ShortVector p = widen(load16(s, o + 2)).mul(s16(qx, e)).add(widen(load16(s, o + 18)).mul(s16(qx, e + 16)));
+            acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
         }
-        return Lanes.sum(acc);
+        return sum(acc);
     }
 
+    private static float fusedQ45_K(boolean five, MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
+        return five ? fusedQ5_K(s, off, cols, x, xRow) : fusedQ4_K(s, off, cols, x, xRow);
+    }
+
+    // sub-block j of a Q4_K/Q5_K super-block: nibbles (low for even j, high for odd) of the 32 bytes of chunk j/2,
+    // plus bit j of qh for Q5_K
     private static float fusedQ4_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
-        float[] qx = x.q;
-        FloatVector acc = FloatVector.zero(F);
+        short[] qx = x.q;
+        FloatVector acc = FloatVector.zero(F8);
         float corr = 0f;
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 144L;
-            FloatVector a = FloatVector.zero(F);
+            IntVector a = IntVector.zero(I8);
             int msum = 0;
-            for (int jj = 0; jj < 4; jj++) {
-                long qs = o + 16 + jj * 32L;
-                int e = xo + b * 256 + jj * 64;
-                FloatVector pl = FloatVector.zero(F);
-                FloatVector ph = FloatVector.zero(F);
-                for (int i = 0; i < 32; i += L) {
-                    ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, qs + i, LE);
-                    pl = widen(v.and((byte) 0xF)).fma(FloatVector.fromArray(F, qx, e + i), pl);
-                    ph = widen(v.lanewise(VectorOperators.LSHR, 4)).fma(FloatVector.fromArray(F, qx, e + 32 + i), ph);
-                }
-                a = pl.fma(FloatVector.broadcast(F, (float) ScalarDecode.scaleK4(s, o + 4, 2 * jj)), a);
-                a = ph.fma(FloatVector.broadcast(F, (float) ScalarDecode.scaleK4(s, o + 4, 2 * jj + 1)), a);
-                int g = xo / 16 + b * 16 + 4 * jj;
-                msum += ScalarDecode.minK4(s, o + 4, 2 * jj) * (int) (x.sums[g] + x.sums[g + 1]);
-                msum += ScalarDecode.minK4(s, o + 4, 2 * jj + 1) * (int) (x.sums[g + 2] + x.sums[g + 3]);
+            int xg = xo / 16 + b * 16;
+            for (int j = 0; j < 8; j++) {
+                int e = xo + b * 256 + 32 * j;
+                long chunk = o + 16 + (j >> 1) * 32L;
+                int shift = 4 * (j & 1);
+                ShortVector p = widen(nibbles(load16(s, chunk), shift)).mul(s16(qx, e))
+                        .add(widen(nibbles(load16(s, chunk + 16), shift)).mul(s16(qx, e + 16)));
+                a = a.add(pairSum(p).mul(ScalarDecode.scaleK4(s, o + 4, j)));
+                msum += ScalarDecode.minK4(s, o + 4, j) * (int) (x.sums[xg + 2 * j] + x.sums[xg + 2 * j + 1]);
             }
             float dx = x.d[xo / 256 + b];
-            acc = a.fma(FloatVector.broadcast(F, ScalarDecode.half(s, o) * dx), acc);
+            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
             corr += ScalarDecode.half(s, o + 2) * dx * (float) msum;
         }
-        return Lanes.sum(acc) - corr;
+        return sum(acc) - corr;
+    }
+
+    private static float fusedQ5_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
+        int xo = xRow * cols;
+        short[] qx = x.q;
+        FloatVector acc = FloatVector.zero(F8);
+        float corr = 0f;
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 176L;
+            IntVector a = IntVector.zero(I8);
+            int msum = 0;
+            int xg = xo / 16 + b * 16;
+            for (int j = 0; j < 8; j++) {
+                int e = xo + b * 256 + 32 * j;
+                long chunk = o + 48 + (j >> 1) * 32L;
+                int shift = 4 * (j & 1);
+                ByteVector n0 = nibbles(load16(s, chunk), shift).or(bitsTo(load16(s, o + 16), j, 1, 4));
+                ByteVector n1 = nibbles(load16(s, chunk + 16), shift).or(bitsTo(load16(s, o + 32), j, 1, 4));
+                ShortVector p = widen(n0).mul(s16(qx, e)).add(widen(n1).mul(s16(qx, e + 16)));
+                a = a.add(pairSum(p).mul(ScalarDecode.scaleK4(s, o + 4, j)));
+                msum += ScalarDecode.minK4(s, o + 4, j) * (int) (x.sums[xg + 2 * j] + x.sums[xg + 2 * j + 1]);
+            }
+            float dx = x.d[xo / 256 + b];
+            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
+            corr += ScalarDecode.half(s, o + 2) * dx * (float) msum;
+        }
+        return sum(acc) - corr;
     }
 
     private static float fusedQ6_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
-        float[] qx = x.q;
-        FloatVector acc = FloatVector.zero(F);
+        short[] qx = x.q;
+        FloatVector acc = FloatVector.zero(F8);
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
-            FloatVector a = FloatVector.zero(F);
+            IntVector a = IntVector.zero(I8);
+            // sub-block j (16 elements): half n = j/8, within it quarter k = (j%8)/2 and lanes l = 16·(j%2);
+            // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k
             for (int j = 0; j < 16; j++) {
                 int n = j >> 3;
                 int k = (j & 7) >> 1;
-                int l0 = (j & 1) * 16;
-                long ql = o + n * 64L + (k & 1) * 32L;
-                long qh = o + 128 + n * 32L;
-                int shift = 4 * (k >> 1);
-                FloatVector p = FloatVector.zero(F);
-                for (int i = 0; i < 16; i += L) {
-                    ByteVector lo = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l0 + i, LE);
-                    ByteVector h = ByteVector.fromMemorySegment(VectorDecode.B, s, qh + l0 + i, LE);
-                    ByteVector nib = lo.lanewise(VectorOperators.LSHR, shift).and((byte) 0xF);
-                    ByteVector hb = h.lanewise(VectorOperators.LSHR, 2 * k).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
-                    p = widen(nib.or(hb).sub((byte) 32)).fma(FloatVector.fromArray(F, qx, xo + b * 256 + j * 16 + i), p);
-                }
-                a = p.fma(FloatVector.broadcast(F, (float) ScalarDecode.i8(s, o + 192 + j)), a);
+                int l = (j & 1) * 16;
+                ByteVector nib = nibbles(load16(s, o + n * 64L + (k & 1) * 32L + l), 4 * (k >> 1));
+                ShortVector w = q6(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
+                a = a.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
             }
-            acc = a.fma(FloatVector.broadcast(F, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
+            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
         }
-        return Lanes.sum(acc);
+        return sum(acc);
     }
 
     /** {@code Σ_j m_j · (sum of the activation quants of sub-block j)}: exact integers. */

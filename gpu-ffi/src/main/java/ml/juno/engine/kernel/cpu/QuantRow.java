@@ -3,18 +3,18 @@ package ml.juno.engine.kernel.cpu;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
-import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.ShortVector;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
  * One weight row of a quantized type split the way ggml's integer dot products see it: integer quants {@code q}
- * (as floats, exact), an integer scale per sub-block {@code sc}, a float scale per super-block {@code d}, and the min
+ * (16-bit, natural element order), an integer scale per sub-block {@code sc}, a float scale per super-block {@code d}, and the min
  * terms ({@code dmin} with integer sub-block mins {@code m} for K-quants, a float {@code m} per block for Q4_1/Q5_1).
  * Decoding has a scalar reference and a vector path producing the same numbers.
  */
 public final class QuantRow {
-    final float[] q;
-    final float[] sc;
+    final short[] q;
+    final int[] sc;
     final float[] d;
     final float[] dmin;
     final float[] m;
@@ -22,8 +22,8 @@ public final class QuantRow {
     int cols;
 
     public QuantRow(int maxCols) {
-        q = new float[maxCols];
-        sc = new float[maxCols / 16];
+        q = new short[maxCols];
+        sc = new int[maxCols / 16];
         d = new float[maxCols / 32];
         dmin = new float[maxCols / 32];
         m = new float[maxCols / 16];
@@ -77,7 +77,7 @@ public final class QuantRow {
                                 sc[b * 16 + is] = scale & 0xF;
                                 m[b * 16 + is] = scale >> 4;
                                 for (int l = 0; l < 16; l++) {
-                                    q[e + is * 16 + l] = (u8(s, o + 16 + n * 32 + part * 16 + l) >> shift) & 3;
+                                    q[e + is * 16 + l] = (short) ((u8(s, o + 16 + n * 32 + part * 16 + l) >> shift) & 3);
                                 }
                                 is++;
                             }
@@ -94,7 +94,7 @@ public final class QuantRow {
                                 sc[b * 16 + is] = ScalarDecode.q3kScale(s, o + 96, is);
                                 for (int l = 0; l < 16; l++) {
                                     int hm = u8(s, o + part * 16 + l);
-                                    q[e + is * 16 + l] = ((u8(s, o + 32 + n * 32 + part * 16 + l) >> shift) & 3) - ((hm & mask) != 0 ? 0 : 4);
+                                    q[e + is * 16 + l] = (short) (((u8(s, o + 32 + n * 32 + part * 16 + l) >> shift) & 3) - ((hm & mask) != 0 ? 0 : 4));
                                 }
                                 is++;
                             }
@@ -121,8 +121,8 @@ public final class QuantRow {
                                 lo += ((hb >> (2 * j)) & 1) != 0 ? 16 : 0;
                                 hi += ((hb >> (2 * j + 1)) & 1) != 0 ? 16 : 0;
                             }
-                            q[e + 64 * j + l] = lo;
-                            q[e + 64 * j + 32 + l] = hi;
+                            q[e + 64 * j + l] = (short) (lo);
+                            q[e + 64 * j + 32 + l] = (short) (hi);
                         }
                     }
                 }
@@ -139,10 +139,10 @@ public final class QuantRow {
                             int h = u8(s, qh + l);
                             int a = u8(s, ql + l);
                             int c = u8(s, ql + l + 32);
-                            q[out + l] = ((a & 0xF) | ((h & 3) << 4)) - 32;
-                            q[out + l + 32] = ((c & 0xF) | (((h >> 2) & 3) << 4)) - 32;
-                            q[out + l + 64] = ((a >> 4) | (((h >> 4) & 3) << 4)) - 32;
-                            q[out + l + 96] = ((c >> 4) | (((h >> 6) & 3) << 4)) - 32;
+                            q[out + l] = (short) (((a & 0xF) | ((h & 3) << 4)) - 32);
+                            q[out + l + 32] = (short) (((c & 0xF) | (((h >> 2) & 3) << 4)) - 32);
+                            q[out + l + 64] = (short) (((a >> 4) | (((h >> 4) & 3) << 4)) - 32);
+                            q[out + l + 96] = (short) (((c >> 4) | (((h >> 6) & 3) << 4)) - 32);
                         }
                     }
                 }
@@ -157,16 +157,16 @@ public final class QuantRow {
             case Q4_0 -> {
                 for (int j = 0; j < 16; j++) {
                     int v = u8(s, o + 2 + j);
-                    q[e + j] = (v & 0xF) - 8;
-                    q[e + j + 16] = (v >> 4) - 8;
+                    q[e + j] = (short) ((v & 0xF) - 8);
+                    q[e + j + 16] = (short) ((v >> 4) - 8);
                 }
             }
             case Q4_1 -> {
                 m[b] = half(s, o + 2);
                 for (int j = 0; j < 16; j++) {
                     int v = u8(s, o + 4 + j);
-                    q[e + j] = v & 0xF;
-                    q[e + j + 16] = v >> 4;
+                    q[e + j] = (short) (v & 0xF);
+                    q[e + j + 16] = (short) (v >> 4);
                 }
             }
             case Q5_0, Q5_1 -> {
@@ -179,34 +179,32 @@ public final class QuantRow {
                 int bias = one ? 0 : 16;
                 for (int j = 0; j < 16; j++) {
                     int v = u8(s, o + base + 4 + j);
-                    q[e + j] = ((v & 0xF) | (((qh >>> j) << 4) & 0x10)) - bias;
-                    q[e + j + 16] = ((v >> 4) | ((qh >>> (j + 12)) & 0x10)) - bias;
+                    q[e + j] = (short) (((v & 0xF) | (((qh >>> j) << 4) & 0x10)) - bias);
+                    q[e + j + 16] = (short) (((v >> 4) | ((qh >>> (j + 12)) & 0x10)) - bias);
                 }
             }
             case Q8_0 -> {
                 for (int j = 0; j < 32; j++) {
-                    q[e + j] = ScalarDecode.i8(s, o + 2 + j);
+                    q[e + j] = (short) (ScalarDecode.i8(s, o + 2 + j));
                 }
             }
             default -> throw new IllegalArgumentException("no integer path for " + t);
         }
     }
 
-    private static final int L = VectorDecode.F.length();
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    /** Vector decode: the same numbers as {@link #decodeScalar}; Q4_0, Q8_0, Q4_K and Q6_K have vector paths. */
+    /**
+     * Vector decode: the same numbers as {@link #decodeScalar}. Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have vector paths that
+     * build exactly the 16-lane quant vectors {@link QuantDot#dotFused} builds in registers; the others decode scalar.
+     */
     public void decode(GgmlType t, MemorySegment s, long off, int cols) {
-        if (!(L == 8 || L == 16)) {
-            decodeScalar(t, s, off, cols);
-            return;
-        }
         this.type = t;
         this.cols = cols;
         switch (t) {
             case Q4_0 -> decodeQ4_0(s, off, cols);
             case Q8_0 -> decodeQ8_0(s, off, cols);
-            case Q4_K -> decodeQ4_K(s, off, cols);
+            case Q4_K, Q5_K -> decodeQ45_K(t == GgmlType.Q5_K, s, off, cols);
             case Q6_K -> decodeQ6_K(s, off, cols);
             default -> decodeScalar(t, s, off, cols);
         }
@@ -216,72 +214,60 @@ public final class QuantRow {
         for (int b = 0; b < cols / 32; b++) {
             long o = off + b * 18L;
             d[b] = half(s, o);
-            for (int j = 0; j < 16; j += L) {
-                ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE);
-                toFloat(v.and((byte) 0xF).sub((byte) 8)).intoArray(q, b * 32 + j);
-                toFloat(v.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)).intoArray(q, b * 32 + 16 + j);
-            }
+            ByteVector v = ByteVector.fromMemorySegment(QuantDot.B16, s, o + 2, LE);
+            QuantDot.widen(QuantDot.lowNibbles(v).sub(QuantDot.EIGHT)).intoArray(q, b * 32);
+            QuantDot.widen(QuantDot.highNibbles(v).sub(QuantDot.EIGHT)).intoArray(q, b * 32 + 16);
         }
-        }
+    }
 
     private void decodeQ8_0(MemorySegment s, long off, int cols) {
         for (int b = 0; b < cols / 32; b++) {
             long o = off + b * 34L;
             d[b] = half(s, o);
-            for (int j = 0; j < 32; j += L) {
-                toFloat(ByteVector.fromMemorySegment(VectorDecode.B, s, o + 2 + j, LE)).intoArray(q, b * 32 + j);
-            }
+            QuantDot.widen(ByteVector.fromMemorySegment(QuantDot.B16, s, o + 2, LE)).intoArray(q, b * 32);
+            QuantDot.widen(ByteVector.fromMemorySegment(QuantDot.B16, s, o + 18, LE)).intoArray(q, b * 32 + 16);
         }
-        }
+    }
 
-    private void decodeQ4_K(MemorySegment s, long off, int cols) {
+    private void decodeQ45_K(boolean five, MemorySegment s, long off, int cols) {
+        int bytes = five ? 176 : 144;
         for (int b = 0; b < cols / 256; b++) {
-            long o = off + b * 144L;
+            long o = off + (long) b * bytes;
             d[b] = half(s, o);
             dmin[b] = half(s, o + 2);
+            long qs = o + (five ? 48 : 16);
+            // same sub-block walk as QuantDot.fusedQ45_K (small loop bodies keep the JIT within its inlining limits)
             for (int j = 0; j < 8; j++) {
                 sc[b * 8 + j] = ScalarDecode.scaleK4(s, o + 4, j);
                 m[b * 8 + j] = ScalarDecode.minK4(s, o + 4, j);
-            }
-            for (int j = 0; j < 4; j++) {
-                for (int l = 0; l < 32; l += L) {
-                    ByteVector v = ByteVector.fromMemorySegment(VectorDecode.B, s, o + 16 + j * 32L + l, LE);
-                    toFloat(v.and((byte) 0xF)).intoArray(q, b * 256 + 64 * j + l);
-                    toFloat(v.lanewise(VectorOperators.LSHR, 4)).intoArray(q, b * 256 + 64 * j + 32 + l);
+                long chunk = qs + (j >> 1) * 32L;
+                for (int h = 0; h < 32; h += 16) {
+                    ByteVector v = ByteVector.fromMemorySegment(QuantDot.B16, s, chunk + h, LE);
+                    ByteVector n = QuantDot.nibbles(v, 4 * (j & 1));
+                    if (five) {
+                        n = n.or(QuantDot.bitsTo(ByteVector.fromMemorySegment(QuantDot.B16, s, o + 16 + h, LE), j, 1, 4));
+                    }
+                    QuantDot.widen(n).intoArray(q, b * 256 + 32 * j + h);
                 }
             }
         }
-        }
+    }
 
     private void decodeQ6_K(MemorySegment s, long off, int cols) {
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
             d[b] = half(s, o + 208);
+            // same sub-block walk as QuantDot.fusedQ6_K
             for (int j = 0; j < 16; j++) {
                 sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
-            }
-            for (int n = 0; n < 2; n++) {
-                long ql = o + n * 64L;
-                long qh = o + 128 + n * 32L;
-                int out = b * 256 + n * 128;
-                for (int l = 0; l < 32; l += L) {
-                    ByteVector a = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l, LE);
-                    ByteVector c = ByteVector.fromMemorySegment(VectorDecode.B, s, ql + l + 32, LE);
-                    ByteVector h = ByteVector.fromMemorySegment(VectorDecode.B, s, qh + l, LE);
-                    toFloat(a.and((byte) 0xF).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32))
-                            .intoArray(q, out + l);
-                    toFloat(c.and((byte) 0xF).or(h.lanewise(VectorOperators.LSHR, 2).and((byte) 3)
-                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 32);
-                    toFloat(a.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 4).and((byte) 3)
-                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 64);
-                    toFloat(c.lanewise(VectorOperators.LSHR, 4).or(h.lanewise(VectorOperators.LSHR, 6)
-                            .lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)).intoArray(q, out + l + 96);
-                }
+                int n = j >> 3;
+                int k = (j & 7) >> 1;
+                int l = (j & 1) * 16;
+                ByteVector src = ByteVector.fromMemorySegment(QuantDot.B16, s, o + n * 64L + (k & 1) * 32L + l, LE);
+                ByteVector nib = QuantDot.nibbles(src, 4 * (k >> 1));
+                ByteVector h = ByteVector.fromMemorySegment(QuantDot.B16, s, o + 128 + n * 32L + l, LE);
+                QuantDot.q6(nib, h, 2 * k).intoArray(q, b * 256 + 16 * j);
             }
         }
-        }
-
-    private static jdk.incubator.vector.FloatVector toFloat(ByteVector v) {
-        return (jdk.incubator.vector.FloatVector) v.convertShape(VectorOperators.B2F, VectorDecode.F, 0);
     }
 }
