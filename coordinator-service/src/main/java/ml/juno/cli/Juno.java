@@ -20,9 +20,9 @@ import picocli.CommandLine.Spec;
         description = "Juno: run GGUF language models on one machine or split across many.",
         subcommands = {
                 LocalCommand.class,
-                PendingCommands.Cluster.class,
+                ClusterCommand.class,
                 NodeCommand.class,
-                PendingCommands.Coordinator.class,
+                CoordinatorCommand.class,
                 GenerateCommand.class,
                 BenchCommand.class,
                 TokenizeCommand.class,
@@ -35,8 +35,8 @@ import picocli.CommandLine.Spec;
                 MetricsCommand.class,
                 CommandLine.HelpCommand.class,
         },
-        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno local':",
-                "API and web console on http://localhost:8080/. Run 'juno COMMAND --help' for a command's options."})
+        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno cluster' (3 local",
+                "node processes, pipeline): API and web console on http://localhost:8080/. Run 'juno COMMAND --help' for a command's options."})
 public final class Juno implements Callable<Integer> {
 
     @Spec
@@ -68,22 +68,26 @@ public final class Juno implements Callable<Integer> {
         return cli.execute(args);
     }
 
-    /** No command: serve the bundled model, as {@code juno local} with its defaults. */
+    /** No command: serve the bundled model, as {@code juno cluster} with its defaults (3 local nodes, pipeline). */
     @Override
-    public Integer call() {
+    public Integer call() throws java.io.IOException {
         PrintWriter out = spec.commandLine().getOut();
         JunoHome home = JunoHome.detect();
         Path model = home.bundledModel();
         if (!Files.isRegularFile(model)) {
             throw new CliException("bundled model missing: " + model + "; run 'juno local --model-path FILE' or 'juno --help'");
         }
-        LocalCommand local = new LocalCommand();
-        new CommandLine(local).parseArgs();
+        ClusterCommand cluster = new ClusterCommand();
+        CommandLine cl = new CommandLine(cluster);
+        cl.setOut(out);
+        cl.setErr(spec.commandLine().getErr());
+        cl.parseArgs();
         out.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
-        out.println("Serving " + home.root().relativize(model) + " on http://localhost:" + local.apiPort
-                + "/ (OpenAI API under /v1; 'juno --help' lists every command)");
+        out.println("Serving " + home.root().relativize(model) + " on http://localhost:" + cluster.apiPort
+                + "/ from " + cluster.nodes + " local node processes (" + cluster.cluster.parallelism
+                + "; OpenAI API under /v1; 'juno --help' lists every command)");
         out.flush();
-        return local.call();
+        return cluster.call();
     }
 
     /** Reports the engine version. */

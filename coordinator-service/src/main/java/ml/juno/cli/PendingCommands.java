@@ -23,12 +23,6 @@ final class PendingCommands {
         }
     }
 
-    @Command(name = "cluster", description = "Fork N node processes and a coordinator on loopback (not implemented yet).")
-    static final class Cluster extends Pending {}
-
-    @Command(name = "coordinator", description = "Run the coordinator against running nodes (not implemented yet).")
-    static final class Coordinator extends Pending {}
-
     @Command(name = "lora", description = "Train and play LoRA adapters (not implemented yet).")
     static final class Lora extends Pending {}
 

@@ -2,25 +2,65 @@ package ml.juno.node;
 
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.StatusRuntimeException;
 import io.quarkus.grpc.GrpcClient;
 import io.quarkus.test.junit.QuarkusTest;
+import io.smallrye.mutiny.Multi;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kv.KvPaging;
+import ml.juno.engine.kv.KvType;
+import ml.juno.engine.model.EngineOptions;
+import ml.juno.engine.model.ForwardBatch;
+import ml.juno.engine.model.InferenceSession;
+import ml.juno.engine.model.Model;
+import ml.juno.engine.model.ShardSpec;
+import ml.juno.model.wire.ActivationDtype;
+import ml.juno.model.wire.ProtoMapping;
+import ml.juno.node.v1.BlockTable;
+import ml.juno.node.v1.KvElement;
+import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.NodeService;
 import ml.juno.node.v1.NodeStatus;
+import ml.juno.node.v1.PipelineShard;
+import ml.juno.node.v1.ReleaseRequest;
+import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;
 import ml.juno.node.v1.StatusRequest;
+import ml.juno.node.v1.StepBatch;
+import ml.juno.node.v1.StepOutput;
+import ml.juno.node.v1.StepRequest;
+import ml.juno.node.v1.StepResponse;
+import ml.juno.node.v1.Tensor;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
+/** One node in process: empty and not ready at first, then loads shards on request and serves steps over gRPC. */
 @QuarkusTest
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class NodeServiceTest {
+
+    static final Path MODEL = Path.of(System.getProperty("juno.models.dir", "../models"), "stories260K.gguf").toAbsolutePath();
+    static final int[] PROMPT = {1, 403, 407, 261, 378};
+    static final Duration WAIT = Duration.ofSeconds(30);
 
     @GrpcClient("node")
     NodeService node;
 
     @Test
+    @Order(1)
     void freshNode_isAliveButNotReady() {
         given().when().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
         given().when().get("/q/health/ready").then().statusCode(503)
@@ -28,10 +68,134 @@ class NodeServiceTest {
     }
 
     @Test
+    @Order(2)
     void status_reportsEmptyShardAndCpuBackend() {
-        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(Duration.ofSeconds(10));
+        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
         assertEquals(ShardState.SHARD_STATE_EMPTY, s.getState());
         assertFalse(s.getBackend().isEmpty());
+        assertFalse(s.hasShard());
         assertEquals(Runtime.getRuntime().availableProcessors(), s.getComputeThreads());
+    }
+
+    @Test
+    @Order(3)
+    void stepWithoutAShard_answersAnErrorNotZeros() {
+        StepOutput o = step(batch(0, false));
+        assertTrue(o.getError().startsWith("no shard loaded"), o.getError());
+        assertFalse(o.hasLogits());
+    }
+
+    @Test
+    @Order(4)
+    void shardThatCannotLoad_isReportedFailedWithTheReason() {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                () -> node.loadShard(load(0, 5).setModelPath("/no/such/model.gguf").build()).await().atMost(WAIT));
+        assertTrue(e.getStatus().getDescription().contains("/no/such/model.gguf"), e.getStatus().toString());
+        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
+        assertEquals(ShardState.SHARD_STATE_FAILED, s.getState());
+        assertTrue(s.getMessage().contains("/no/such/model.gguf"), s.getMessage());
+        given().when().get("/q/health/ready").then().statusCode(503);
+
+        StatusRuntimeException beyond = assertThrows(StatusRuntimeException.class,
+                () -> node.loadShard(load(3, 9).build()).await().atMost(WAIT));
+        assertTrue(beyond.getStatus().getDescription().contains("layers"), beyond.getStatus().toString());
+    }
+
+    @Test
+    @Order(5)
+    void lastStage_returnsTheLogitsOfTheInProcessModel_onlyForRowsThatAsk() throws Exception {
+        ShardInfo info = node.loadShard(load(0, 5).build()).await().atMost(WAIT);
+        assertTrue(info.getEmbeds());
+        assertTrue(info.getProducesLogits());
+        assertTrue(info.getWeightBytes() > 0 && info.getKvBytes() > 0);
+        given().when().get("/q/health/ready").then().statusCode(200);
+        assertEquals(ShardState.SHARD_STATE_READY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState());
+
+        StepOutput o = step(batch(0, false));
+        assertEquals("", o.getError());
+        assertEquals(List.of(1, info.getVocab()), o.getLogits().getShapeList());
+        float[] got = new float[info.getVocab()];
+        ProtoMapping.decode(o.getLogits(), got, 0);
+        assertArrayEquals(reference(new ShardSpec(0, 5, 0, 1)), got);
+    }
+
+    @Test
+    @Order(6)
+    void firstStage_returnsHiddenStatesInTheChosenDtypeAndOrder() throws Exception {
+        ShardInfo info = node.loadShard(load(0, 2).setActivationDtype(ProtoMapping.toProto(ActivationDtype.FLOAT16))
+                .setByteOrder(ProtoMapping.toProto(ByteOrder.BIG_ENDIAN)).build()).await().atMost(WAIT);
+        assertFalse(info.getProducesLogits());
+        StepOutput o = step(batch(0, false));
+        assertEquals("", o.getError());
+        Tensor a = o.getActivations();
+        assertEquals(List.of(PROMPT.length, info.getEmbedding()), a.getShapeList());
+        assertEquals(ml.juno.node.v1.ByteOrder.BYTE_ORDER_BIG_ENDIAN, a.getByteOrder());
+        assertEquals(2L * PROMPT.length * info.getEmbedding(), a.getData().size());
+        float[] got = new float[PROMPT.length * info.getEmbedding()];
+        ProtoMapping.decode(a, got, 0);
+        float[] want = hidden(new ShardSpec(0, 2, 0, 1), info.getEmbedding());
+        for (int i = 0; i < want.length; i++) {
+            assertEquals(want[i], got[i], Math.abs(want[i]) * 1e-3 + 1e-4, "value " + i);
+        }
+        assertFalse(o.hasLogits());
+    }
+
+    @Test
+    @Order(7)
+    void release_dropsTheSlotsBlockTables_soTheirPositionsAreNoLongerCovered() {
+        node.loadShard(load(0, 5).build()).await().atMost(WAIT);
+        assertEquals("", step(batch(0, true)).getError());
+        assertEquals(1, node.release(ReleaseRequest.newBuilder().addSlots(0).addSlots(99).build()).await().atMost(WAIT).getReleased());
+        StepOutput o = step(batch(0, false).toBuilder().clearBlockTables().build());
+        assertTrue(o.getError().contains("not covered"), o.getError());
+    }
+
+    private StepOutput step(StepBatch b) {
+        List<StepResponse> r = node.step(Multi.createFrom().item(StepRequest.newBuilder().setBatch(b).build()))
+                .collect().asList().await().atMost(WAIT);
+        assertEquals(1, r.size());
+        return r.get(0).getOutput();
+    }
+
+    static LoadShardRequest.Builder load(int first, int end) {
+        return LoadShardRequest.newBuilder().setModelPath(MODEL.toString())
+                .setPipeline(PipelineShard.newBuilder().setFirstLayer(first).setEndLayer(end))
+                .setActivationDtype(ProtoMapping.toProto(ActivationDtype.FLOAT32))
+                .setByteOrder(ProtoMapping.toProto(ByteOrder.LITTLE_ENDIAN))
+                .setContextLength(64).setMaxSequences(2).setMaxBatchTokens(16)
+                .setKvBlockSize(16).setKvBlocks(8).setKvElement(KvElement.KV_ELEMENT_F32).setThreads(1);
+    }
+
+    /** The prompt in slot 0 at blocks 2, 5 (not 0: the ids are the coordinator's). */
+    static StepBatch batch(long step, boolean unused) {
+        StepBatch.Builder b = StepBatch.newBuilder().setStepId(step)
+                .addBlockTables(BlockTable.newBuilder().setSlot(0).addBlocks(2).addBlocks(5));
+        for (int i = 0; i < PROMPT.length; i++) {
+            b.addSlots(0).addPositions(i).addTokenIds(PROMPT[i]).addNeedsLogits(i == PROMPT.length - 1);
+        }
+        return b.build();
+    }
+
+    private static float[] reference(ShardSpec spec) throws Exception {
+        try (GgufFile f = GgufFile.open(MODEL);
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, null);
+             InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
+            s.setBlockTable(0, new int[] {0, 1}, 2);
+            ForwardBatch b = new ForwardBatch(16);
+            b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
+            return s.forward(b).copyRow(0);
+        }
+    }
+
+    private static float[] hidden(ShardSpec spec, int dim) throws Exception {
+        try (GgufFile f = GgufFile.open(MODEL);
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, null);
+             InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
+            s.setBlockTable(0, new int[] {0, 1}, 2);
+            ForwardBatch b = new ForwardBatch(16);
+            b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, false);
+            assertNull(s.forward(b));
+            return java.util.Arrays.copyOf(s.hiddenStates(), PROMPT.length * dim);
+        }
     }
 }

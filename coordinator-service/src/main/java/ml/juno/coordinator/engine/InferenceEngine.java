@@ -26,7 +26,10 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kv.KvPaging;
+import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
+import ml.juno.engine.model.ModelConfig;
+import ml.juno.engine.model.ModelKeys;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 
@@ -46,11 +49,10 @@ public final class InferenceEngine implements AutoCloseable {
 
     private final EngineConfig config;
     private final GgufFile file;
-    private final Model model;
-    private final InferenceSession session;
+    private final Runnable closeCompute; // the in-process model and session, or nothing (a cluster)
     private final Tokenizer tokenizer;
     private final ChatTemplate chatTemplate;
-    private final LocalExecutor executor;
+    private final ManagedExecutor executor;
     private final GenerationLoop loop;
     private final ModelInfo info;
     private final int kvBlocks;
@@ -59,21 +61,18 @@ public final class InferenceEngine implements AutoCloseable {
     private volatile long generatedTokens;
     private volatile boolean closed;
 
-    private InferenceEngine(EngineConfig config, GgufFile file, Model model, InferenceSession session, Tokenizer tokenizer,
-                            ChatTemplate chatTemplate, int kvBlocks) {
+    private InferenceEngine(EngineConfig config, GgufFile file, ManagedExecutor executor, Runnable closeCompute,
+                            Tokenizer tokenizer, ChatTemplate chatTemplate, KvCacheConfig kvConfig, int context, int vocab) {
         this.config = config;
         this.file = file;
-        this.model = model;
-        this.session = session;
+        this.closeCompute = closeCompute;
         this.tokenizer = tokenizer;
         this.chatTemplate = chatTemplate;
-        this.kvBlocks = kvBlocks;
-        int context = session.contextLength();
-        int vocab = model.config().dims().vocab();
-        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(KV_BLOCK_SIZE, kvBlocks));
+        this.kvBlocks = kvConfig.numBlocks();
+        KvCacheManager kv = new KvCacheManager(kvConfig);
         Scheduler scheduler = new Scheduler(new SchedulerConfig(config.maxBatchTokens(), config.maxSequences(),
                 config.maxQueue(), context, Duration.ofSeconds(1)), kv, new Sampler(vocab));
-        this.executor = new LocalExecutor(session, KV_BLOCK_SIZE);
+        this.executor = executor;
         this.loop = new GenerationLoop(scheduler, executor);
         long params = 0;
         long bytes = 0;
@@ -103,17 +102,14 @@ public final class InferenceEngine implements AutoCloseable {
             int context = model.contextLength();
             long bytesPerBlock = 2L * model.decoder().shard().layerCount() * model.decoder().kvDim()
                     * config.kvType().bytes * KV_BLOCK_SIZE;
-            long blocks = config.kvBudgetBytes() > 0 ? config.kvBudgetBytes() / bytesPerBlock
-                    : (long) config.maxSequences() * ((context + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
-            if (blocks * KV_BLOCK_SIZE < context) {
-                throw new IllegalArgumentException("a KV budget of " + config.kvBudgetBytes() + " bytes holds "
-                        + blocks * KV_BLOCK_SIZE + " tokens, less than one context of " + context);
-            }
-            if (blocks > Integer.MAX_VALUE / KV_BLOCK_SIZE) {
-                throw new IllegalArgumentException("KV budget of " + config.kvBudgetBytes() + " bytes is too large");
-            }
-            session = model.newPagedSession(new KvPaging(KV_BLOCK_SIZE, (int) blocks));
-            InferenceEngine engine = new InferenceEngine(config, file, model, session, tokenizer, template, (int) blocks);
+            int blocks = kvBlocks(config, context, bytesPerBlock);
+            session = model.newPagedSession(new KvPaging(KV_BLOCK_SIZE, blocks));
+            InferenceSession s = session;
+            Model m = model;
+            InferenceEngine engine = new InferenceEngine(config, file, new LocalExecutor(session, KV_BLOCK_SIZE), () -> {
+                s.close();
+                m.close();
+            }, tokenizer, template, new KvCacheConfig(KV_BLOCK_SIZE, blocks), context, model.config().dims().vocab());
             engine.loop.start();
             return engine;
         } catch (IllegalArgumentException | IllegalStateException | OutOfMemoryError e) {
@@ -123,6 +119,55 @@ public final class InferenceEngine implements AutoCloseable {
             closeQuietly(session, model, file);
             throw e;
         }
+    }
+
+    /**
+     * Tokenizer, scheduler and KV bookkeeping here, compute in the executor {@code factory} builds (a cluster of
+     * nodes). The KV pool is sized as for the in-process engine ({@code kvBudgetBytes} counts the whole model's
+     * layers); prefix caching is off, because a node that restarts loses the KV behind cached blocks.
+     */
+    public static InferenceEngine open(EngineConfig config, ExecutorFactory factory) throws IOException {
+        GgufFile file = GgufFile.open(config.modelPath());
+        ManagedExecutor executor = null;
+        try {
+            Tokenizer tokenizer = Tokenizer.fromGguf(file);
+            ChatTemplate template = ChatTemplates.forModel(file.metadata(), tokenizer);
+            ModelConfig mc = Architectures.forName(file.metadata().getString(ModelKeys.ARCHITECTURE)).config(file);
+            int context = config.contextLength() > 0 ? config.contextLength()
+                    : Math.min(mc.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
+            long bytesPerBlock = 2L * mc.dims().layers() * mc.attention().kvDim() * config.kvType().bytes * KV_BLOCK_SIZE;
+            int blocks = kvBlocks(config, context, bytesPerBlock);
+            executor = factory.open(file, mc, context, blocks);
+            InferenceEngine engine = new InferenceEngine(config, file, executor, () -> { }, tokenizer, template,
+                    new KvCacheConfig(KV_BLOCK_SIZE, blocks, false), context, mc.dims().vocab());
+            engine.loop.start();
+            return engine;
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            if (executor != null) {
+                executor.close();
+            }
+            file.close();
+            throw new IOException("cannot run " + config.modelPath() + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException | Error e) {
+            if (executor != null) {
+                executor.close();
+            }
+            file.close();
+            throw e;
+        }
+    }
+
+    private static int kvBlocks(EngineConfig config, int context, long bytesPerBlock) {
+        long blocks = config.kvBudgetBytes() > 0 ? config.kvBudgetBytes() / bytesPerBlock
+                : (long) config.maxSequences() * ((context + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
+        if (blocks * KV_BLOCK_SIZE < context) {
+            throw new IllegalArgumentException("a KV budget of " + config.kvBudgetBytes() + " bytes holds "
+                    + blocks * KV_BLOCK_SIZE + " tokens, less than one context of " + context);
+        }
+        if (blocks > Integer.MAX_VALUE / KV_BLOCK_SIZE) {
+            throw new IllegalArgumentException("KV budget of " + config.kvBudgetBytes() + " bytes is too large");
+        }
+        return (int) blocks;
     }
 
     private static void closeQuietly(InferenceSession session, Model model, GgufFile file) {
@@ -205,9 +250,20 @@ public final class InferenceEngine implements AutoCloseable {
                 s.kv().prefix().missTokens(), executor.prefillTokens(), generatedTokens, executor.steps());
     }
 
-    /** True while the inference thread runs and the engine is open. */
+    /** True while the inference thread runs, the engine is open and its executor can run steps. */
     public boolean ready() {
-        return !closed && loop.isRunning();
+        return !closed && loop.isRunning() && executor.healthy();
+    }
+
+    /** Why {@link #ready()} is false ("" when it is true). */
+    public String notReadyReason() {
+        if (closed) {
+            return "engine closed";
+        }
+        if (!loop.isRunning()) {
+            return "engine stopped";
+        }
+        return executor.healthy() ? "" : "cluster degraded: " + executor.healthMessage();
     }
 
     /** Stops the inference thread after the step in flight; requests still in flight finish with ERROR "shutting down". */
@@ -225,8 +281,8 @@ public final class InferenceEngine implements AutoCloseable {
         for (TrackedSink t : left) {
             t.shutDown();
         }
-        session.close();
-        model.close();
+        executor.close();
+        closeCompute.run();
         file.close();
     }
 

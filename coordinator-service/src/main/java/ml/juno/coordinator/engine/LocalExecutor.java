@@ -19,7 +19,7 @@ import ml.juno.engine.model.Logits;
  * nothing is thrown and nothing hangs. Used from the generation loop's thread only; the counters may be read from any
  * thread.
  */
-public final class LocalExecutor implements Executor {
+public final class LocalExecutor implements ManagedExecutor {
     private final InferenceSession session;
     private final int blockSize;
     private final ForwardBatch batch;
@@ -51,11 +51,13 @@ public final class LocalExecutor implements Executor {
     }
 
     /** Raw logits of each token-producing row go to {@code o} too ({@code null}: none; the default). */
+    @Override
     public void observeLogits(LogitsObserver o) {
         this.observer = o;
     }
 
     /** Tokens computed as prefill (anything but a sequence's next-token row). */
+    @Override
     public long prefillTokens() {
         return prefillTokens;
     }
@@ -66,8 +68,14 @@ public final class LocalExecutor implements Executor {
     }
 
     /** Forward steps that succeeded. */
+    @Override
     public long steps() {
         return steps;
+    }
+
+    /** Nothing to free: the session belongs to whoever made it. */
+    @Override
+    public void close() {
     }
 
     @Override

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Optional;
+import ml.juno.coordinator.cluster.ClusterExecutor;
+import ml.juno.coordinator.cluster.ClusterSettings;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.engine.EngineInfo;
@@ -25,11 +27,13 @@ public class EngineProducer {
     private static final Logger LOG = Logger.getLogger(EngineProducer.class);
 
     private final JunoConfig config;
+    private final ClusterSettings cluster;
     private volatile ServedModel served;
     private volatile String state = "starting";
 
-    EngineProducer(JunoConfig config) {
+    EngineProducer(JunoConfig config, ClusterSettings cluster) {
         this.config = config;
+        this.cluster = cluster;
     }
 
     void onStart(@Observes StartupEvent ignored) {
@@ -55,7 +59,10 @@ public class EngineProducer {
     private void load(Path path) {
         long t0 = System.nanoTime();
         try {
-            InferenceEngine engine = InferenceEngine.open(engineConfig(path));
+            EngineConfig ec = engineConfig(path);
+            InferenceEngine engine = cluster.nodes().isPresent()
+                    ? InferenceEngine.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec)) // compute on the nodes
+                    : InferenceEngine.open(ec);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));
             state = "ready";
@@ -102,6 +109,6 @@ public class EngineProducer {
     /** "ready", "loading …", "model failed to load: …", "shutting down", … */
     public String state() {
         ServedModel s = served;
-        return s != null && !s.engine().ready() ? "engine stopped" : state;
+        return s != null && !s.engine().ready() ? s.engine().notReadyReason() : state;
     }
 }

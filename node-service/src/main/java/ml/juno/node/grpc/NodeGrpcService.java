@@ -1,13 +1,23 @@
 package ml.juno.node.grpc;
 
+import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import ml.juno.engine.EngineInfo;
 import ml.juno.node.runtime.ShardHolder;
+import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.NodeService;
 import ml.juno.node.v1.NodeStatus;
+import ml.juno.node.v1.ReleaseRequest;
+import ml.juno.node.v1.ReleaseResponse;
+import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.StatusRequest;
+import ml.juno.node.v1.StepRequest;
+import ml.juno.node.v1.StepResponse;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /** gRPC edge of the node: maps proto to the runtime and back, no logic of its own. */
@@ -20,12 +30,15 @@ public class NodeGrpcService implements NodeService {
     @ConfigProperty(name = "juno.node.id")
     String nodeId;
 
+    @ConfigProperty(name = "juno.node.reduce-timeout", defaultValue = "30s")
+    Duration reduceTimeout;
+
     @Override
     public Uni<NodeStatus> getStatus(StatusRequest request) {
         ShardHolder.State s = shard.state();
         Runtime rt = Runtime.getRuntime();
         long used = rt.totalMemory() - rt.freeMemory();
-        return Uni.createFrom().item(NodeStatus.newBuilder()
+        NodeStatus.Builder b = NodeStatus.newBuilder()
                 .setNodeId(nodeId)
                 .setState(s.state())
                 .setMessage(s.message())
@@ -33,7 +46,31 @@ public class NodeGrpcService implements NodeService {
                 .setComputeThreads(Runtime.getRuntime().availableProcessors())
                 .setMemoryUsedBytes(used)
                 .setMemoryFreeBytes(rt.maxMemory() - used)
-                .setVersion(EngineInfo.VERSION)
-                .build());
+                .setVersion(EngineInfo.VERSION);
+        ShardInfo info = shard.info();
+        if (info != null && shard.ready()) {
+            b.setShard(info);
+        }
+        return Uni.createFrom().item(b.build());
+    }
+
+    @Override
+    public Uni<ShardInfo> loadShard(LoadShardRequest request) {
+        return Uni.createFrom().completionStage(() -> shard.load(request))
+                .onFailure().transform(e -> {
+                    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    return Status.FAILED_PRECONDITION.withDescription(c.getMessage()).asRuntimeException();
+                });
+    }
+
+    @Override
+    public Multi<StepResponse> step(Multi<StepRequest> requests) {
+        return StepStream.serve(shard, requests, reduceTimeout);
+    }
+
+    @Override
+    public Uni<ReleaseResponse> release(ReleaseRequest request) {
+        return Uni.createFrom().completionStage(() -> shard.release(request.getSlotsList()))
+                .map(n -> ReleaseResponse.newBuilder().setReleased(n).build());
     }
 }

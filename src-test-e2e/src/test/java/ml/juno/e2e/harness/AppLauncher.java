@@ -45,10 +45,14 @@ public final class AppLauncher implements AutoCloseable {
 
     /** Starts {@code app} with {@code -Dquarkus.http.port=<free port>} and the given extra properties. */
     public static AppLauncher start(String name, Path app, Map<String, String> props, Duration timeout) throws IOException, InterruptedException {
+        return start(name, app, props, timeout, freePort());
+    }
+
+    /** As {@link #start(String, Path, Map, Duration)} on a given port (e.g. restarting a node where it was). */
+    public static AppLauncher start(String name, Path app, Map<String, String> props, Duration timeout, int port) throws IOException, InterruptedException {
         if (!Files.isRegularFile(app)) {
             throw new IllegalStateException("packaged app missing: " + app + " (run the build's package phase first)");
         }
-        int port = freePort();
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--add-modules=jdk.incubator.vector");
@@ -74,7 +78,7 @@ public final class AppLauncher implements AutoCloseable {
         Path logDir = Path.of("target", "e2e-logs");
         Files.createDirectories(logDir);
         Path log = logDir.resolve(name + "-" + port + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         AppLauncher launcher = new AppLauncher(p, log, port);
         try {
             launcher.awaitLive(timeout);

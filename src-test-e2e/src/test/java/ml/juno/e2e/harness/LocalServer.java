@@ -41,7 +41,7 @@ public final class LocalServer {
     }
 
     /** Waits until {@code /q/health/ready} answers 200 (the model is loaded). */
-    static void awaitReady(AppLauncher s, Duration timeout) throws IOException, InterruptedException {
+    public static void awaitReady(AppLauncher s, Duration timeout) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "";

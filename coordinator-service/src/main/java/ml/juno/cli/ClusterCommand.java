@@ -1,0 +1,156 @@
+package ml.juno.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code juno cluster}: forks N node processes and a coordinator on loopback (real gRPC on real ports, one log file
+ * per process), restarts a node that dies (the coordinator reloads its shard), and stops them all on Ctrl-C or when
+ * the coordinator exits. Every child also watches this process and exits if it disappears.
+ */
+@Command(name = "cluster", mixinStandardHelpOptions = true,
+        description = "Fork N node processes and a coordinator on loopback; the OpenAI API on --api-port.")
+final class ClusterCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOption model = new ModelOption();
+
+    @Mixin
+    ClusterOptions cluster = new ClusterOptions();
+
+    @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
+    int nodes;
+
+    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
+    int apiPort;
+
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address the API listens on (nodes listen on 127.0.0.1).")
+    String host;
+
+    @Option(names = "--log-dir", defaultValue = "juno-logs", description = "Directory for node-N.log and coordinator.log (default: ${DEFAULT-VALUE}).")
+    Path logDir;
+
+    private final List<Process> children = new ArrayList<>();
+    private volatile boolean stopping;
+
+    @Override
+    public Integer call() throws IOException {
+        if (nodes < 1 || nodes > 64) {
+            throw new CliException("--nodes must be in 1..64, got " + nodes);
+        }
+        if (apiPort < 1 || apiPort > 65535) {
+            throw new CliException("--api-port must be in 1..65535, got " + apiPort);
+        }
+        JunoHome home = JunoHome.detect();
+        Path coordApp = JunoHome.requireApp(home.coordinatorApp());
+        Path nodeApp = JunoHome.requireApp(home.nodeApp());
+        Path modelPath = model.resolve().toAbsolutePath();
+        Files.createDirectories(logDir);
+        StringJoiner addresses = new StringJoiner(",");
+        int[] ports = new int[nodes];
+        for (int i = 0; i < nodes; i++) {
+            ports[i] = freePort();
+            addresses.add("127.0.0.1:" + ports[i]);
+        }
+        Map<String, String> coordProps = new LinkedHashMap<>();
+        coordProps.put("juno.model-path", modelPath.toString());
+        coordProps.put("quarkus.http.port", Integer.toString(apiPort));
+        coordProps.put("quarkus.http.host", host);
+        coordProps.putAll(cluster.properties(addresses.toString()));
+        coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
+        for (int i = 0; i < nodes; i++) {
+            superviseNode(nodeApp, i, ports[i]);
+        }
+        Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"));
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder + ") at "
+                + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
+        out.flush();
+        try {
+            int rc = coordinator.waitFor();
+            if (!stopping) {
+                spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + "; see " + logDir.resolve("coordinator.log"));
+            }
+            return rc;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 130;
+        } finally {
+            stopAll();
+        }
+    }
+
+    /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
+    private void superviseNode(Path app, int i, int port) throws IOException {
+        Map<String, String> props = new LinkedHashMap<>();
+        props.put("quarkus.http.port", Integer.toString(port));
+        props.put("quarkus.http.host", "127.0.0.1");
+        props.put("juno.node.id", "node-" + i);
+        props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
+        Process p = start(app, props, logDir.resolve("node-" + i + ".log"));
+        p.onExit().thenRun(() -> {
+            if (!stopping) {
+                spec.commandLine().getErr().println("juno: node-" + i + " exited with " + p.exitValue() + "; restarting it");
+                try {
+                    superviseNode(app, i, port);
+                } catch (IOException e) {
+                    spec.commandLine().getErr().println("juno: cannot restart node-" + i + ": " + e.getMessage());
+                }
+            }
+        });
+    }
+
+    private synchronized Process start(Path app, Map<String, String> props, Path log) throws IOException {
+        if (stopping) {
+            throw new IOException("stopping");
+        }
+        Process p = new ProcessBuilder(AppProcess.command(app, props)).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        children.add(p);
+        return p;
+    }
+
+    private void stopAll() {
+        List<Process> all;
+        synchronized (this) {
+            stopping = true;
+            all = new ArrayList<>(children);
+        }
+        for (Process p : all) {
+            p.destroy();
+        }
+        for (Process p : all) {
+            try {
+                if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}

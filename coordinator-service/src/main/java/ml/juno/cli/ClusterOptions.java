@@ -1,0 +1,46 @@
+package ml.juno.cli;
+
+import java.util.Map;
+import ml.juno.coordinator.cluster.Parallelism;
+import ml.juno.model.wire.ActivationDtype;
+import ml.juno.model.wire.ProtoMapping;
+import picocli.CommandLine.Option;
+
+/** How a coordinator splits the model over its nodes: {@code --pType}, {@code --dtype}, {@code --byteOrder}. */
+final class ClusterOptions {
+
+    @Option(names = "--pType", defaultValue = "${env:PTYPE:-pipeline}", description = "pipeline or tensor (default: ${DEFAULT-VALUE}, env PTYPE).")
+    String parallelism;
+
+    @Option(names = "--dtype", defaultValue = "${env:DTYPE:-FLOAT32}", description = "Activations on the wire: FLOAT32, FLOAT16 or INT8 (default: ${DEFAULT-VALUE}, env DTYPE).")
+    String dtype;
+
+    @Option(names = "--byteOrder", defaultValue = "${env:BYTE_ORDER:-LITTLE_ENDIAN}", description = "LITTLE_ENDIAN or BIG_ENDIAN (default: ${DEFAULT-VALUE}).")
+    String byteOrder;
+
+    @Option(names = "--step-timeout", defaultValue = "60s", description = "Deadline of one forward step over all nodes (default: ${DEFAULT-VALUE}).")
+    String stepTimeout;
+
+    @Option(names = "--threads-per-node", defaultValue = "0", description = "Compute threads per node; 0 = all its cores (default).")
+    int threadsPerNode;
+
+    /** The coordinator's {@code juno.cluster.*} properties for {@code nodes}; bad values are a clear error. */
+    Map<String, String> properties(String nodes) {
+        try {
+            Parallelism p = Parallelism.parse(parallelism);
+            ActivationDtype d = ActivationDtype.parse(dtype);
+            ProtoMapping.parseByteOrder(byteOrder);
+            if (threadsPerNode < 0) {
+                throw new IllegalArgumentException("--threads-per-node must be >= 0");
+            }
+            java.time.Duration.parse("PT" + stepTimeout.toUpperCase());
+            return Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
+                    "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", byteOrder.toUpperCase(),
+                    "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode));
+        } catch (IllegalArgumentException e) {
+            throw new CliException(e.getMessage());
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new CliException("--step-timeout '" + stepTimeout + "' is not a duration like 30s or 2m");
+        }
+    }
+}

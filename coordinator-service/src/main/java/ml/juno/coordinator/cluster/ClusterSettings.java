@@ -1,0 +1,55 @@
+package ml.juno.coordinator.cluster;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.Optional;
+import ml.juno.model.wire.ActivationDtype;
+import ml.juno.model.wire.ProtoMapping;
+
+/**
+ * {@code juno.cluster.*}: set {@code nodes} and the coordinator computes on those nodes instead of in process
+ * ({@code juno cluster} and {@code juno coordinator} pass these).
+ */
+@ConfigMapping(prefix = "juno.cluster")
+public interface ClusterSettings {
+
+    /** {@code host:port,host:port,…} in pipeline (rank) order; unset: the in-process engine. */
+    Optional<String> nodes();
+
+    /** pipeline or tensor. */
+    @WithDefault("pipeline")
+    String parallelism();
+
+    /** FLOAT32, FLOAT16 or INT8. */
+    @WithDefault("FLOAT32")
+    String dtype();
+
+    /** LITTLE_ENDIAN or BIG_ENDIAN. */
+    @WithDefault("LITTLE_ENDIAN")
+    String byteOrder();
+
+    /** Deadline of one forward step over all nodes. */
+    @WithDefault("60s")
+    Duration stepTimeout();
+
+    /** Deadline of loading a shard. */
+    @WithDefault("120s")
+    Duration loadTimeout();
+
+    /** How long to wait for the nodes to come up. */
+    @WithDefault("60s")
+    Duration connectTimeout();
+
+    /** Compute threads per node; 0 = all its cores. */
+    @WithDefault("0")
+    int threadsPerNode();
+
+    /** The cluster these settings describe (nodes must be set). */
+    default ClusterConfig toConfig() {
+        return new ClusterConfig(NodeAddress.parseList(nodes().orElseThrow()), Parallelism.parse(parallelism()),
+                new ClusterConfig.Wire(ActivationDtype.parse(dtype()), ProtoMapping.parseByteOrder(byteOrder())),
+                new ClusterConfig.Deadlines(stepTimeout(), loadTimeout(), Duration.ofSeconds(5), connectTimeout()),
+                threadsPerNode());
+    }
+}

@@ -1,0 +1,187 @@
+package ml.juno.coordinator.cluster;
+
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.StatusRuntimeException;
+import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
+import io.smallrye.mutiny.subscription.Cancellable;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import ml.juno.node.v1.LoadShardRequest;
+import ml.juno.node.v1.MutinyNodeServiceGrpc;
+import ml.juno.node.v1.NodeServiceGrpc;
+import ml.juno.node.v1.NodeStatus;
+import ml.juno.node.v1.ReleaseRequest;
+import ml.juno.node.v1.ShardInfo;
+import ml.juno.node.v1.StatusRequest;
+import ml.juno.node.v1.StepRequest;
+import ml.juno.node.v1.StepResponse;
+
+/**
+ * The coordinator's connection to one node: a channel, unary calls with deadlines, and the node's step stream (a
+ * Mutiny {@code Multi<StepRequest> → Multi<StepResponse>}: requests go in through a unicast processor, answers are
+ * queued for the generation loop's thread, which waits for them with a deadline). Counts bytes both ways.
+ */
+final class NodeLink implements AutoCloseable {
+    private static final int MAX_MESSAGE = 512 * 1024 * 1024;
+
+    /** The end of the node's answer stream, with its cause (null: completed). */
+    private record Ended(Throwable cause) {}
+
+    final NodeAddress address;
+    final int index;
+    private final ManagedChannel channel;
+    private final NodeServiceGrpc.NodeServiceBlockingStub blocking;
+    private final MutinyNodeServiceGrpc.MutinyNodeServiceStub mutiny;
+    private UnicastProcessor<StepRequest> out;
+    private BlockingQueue<Object> in;
+    private Cancellable subscription;
+    private volatile boolean up;
+    private volatile String downReason = "not connected yet";
+    volatile ShardInfo shard;
+    volatile long bytesSent;
+    volatile long bytesReceived;
+    volatile long hops;
+    volatile long hopNanos;      // send to answer, summed
+    volatile long computeNanos;  // what the node says it computed, summed
+
+    NodeLink(NodeAddress address, int index) {
+        this.address = address;
+        this.index = index;
+        this.channel = ManagedChannelBuilder.forAddress(address.host(), address.port()).usePlaintext()
+                .maxInboundMessageSize(MAX_MESSAGE).build();
+        this.blocking = NodeServiceGrpc.newBlockingStub(channel).withMaxInboundMessageSize(MAX_MESSAGE).withMaxOutboundMessageSize(MAX_MESSAGE);
+        this.mutiny = MutinyNodeServiceGrpc.newMutinyStub(channel).withMaxInboundMessageSize(MAX_MESSAGE).withMaxOutboundMessageSize(MAX_MESSAGE);
+    }
+
+    boolean isUp() {
+        return up;
+    }
+
+    String downReason() {
+        return downReason;
+    }
+
+    void markUp() {
+        up = true;
+    }
+
+    void markDown(String reason) {
+        up = false;
+        downReason = reason;
+        closeStream();
+    }
+
+    NodeStatus status(Duration deadline) throws NodeFailure {
+        try {
+            channel.resetConnectBackoff(); // a restarted node is reachable at once, not after gRPC's growing backoff
+            return blocking.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).getStatus(StatusRequest.getDefaultInstance());
+        } catch (StatusRuntimeException e) {
+            throw new NodeFailure(this, "node " + address + " unreachable: " + e.getStatus().getCode() + describe(e));
+        }
+    }
+
+    ShardInfo load(LoadShardRequest request, Duration deadline) throws NodeFailure {
+        try {
+            ShardInfo info = blocking.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS).loadShard(request);
+            shard = info;
+            return info;
+        } catch (StatusRuntimeException e) {
+            throw new NodeFailure(this, "node " + address + " could not load its shard: " + e.getStatus().getCode() + describe(e));
+        }
+    }
+
+    int release(List<Integer> slots, Duration deadline) throws NodeFailure {
+        try {
+            return blocking.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                    .release(ReleaseRequest.newBuilder().addAllSlots(slots).build()).getReleased();
+        } catch (StatusRuntimeException e) {
+            throw new NodeFailure(this, "node " + address + " release failed: " + e.getStatus().getCode() + describe(e));
+        }
+    }
+
+    private static String describe(StatusRuntimeException e) {
+        return e.getStatus().getDescription() == null ? "" : " (" + e.getStatus().getDescription() + ")";
+    }
+
+    /** Opens a fresh step stream (closing the old one). */
+    void openStream() {
+        closeStream();
+        BlockingQueue<Object> q = new LinkedBlockingQueue<>();
+        UnicastProcessor<StepRequest> p = UnicastProcessor.create();
+        in = q;
+        out = p;
+        subscription = mutiny.step(p).subscribe().with(q::offer, e -> q.offer(new Ended(e)), () -> q.offer(new Ended(null)));
+    }
+
+    void closeStream() {
+        UnicastProcessor<StepRequest> p = out;
+        Cancellable s = subscription;
+        out = null;
+        subscription = null;
+        if (p != null) {
+            p.onComplete();
+        }
+        if (s != null) {
+            s.cancel();
+        }
+    }
+
+    void send(StepRequest r) throws NodeFailure {
+        UnicastProcessor<StepRequest> p = out;
+        if (p == null) {
+            throw new NodeFailure(this, "node " + address + " has no open step stream");
+        }
+        bytesSent += r.getSerializedSize();
+        p.onNext(r);
+    }
+
+    /** The node's next message on the step stream, waiting until {@code deadlineNanos} (System.nanoTime). */
+    StepResponse receive(long deadlineNanos, long stepId) throws NodeFailure {
+        Object o;
+        try {
+            o = in.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NodeFailure(this, "interrupted while waiting for node " + address);
+        }
+        if (o == null) {
+            throw new NodeFailure(this, "node " + address + " did not answer step " + stepId + " within the deadline");
+        }
+        if (o instanceof Ended e) {
+            in.offer(e);
+            throw new NodeFailure(this, "node " + address + " closed its step stream"
+                    + (e.cause() == null ? "" : ": " + (e.cause() instanceof StatusRuntimeException s ? s.getStatus().getCode() + describe(s) : e.cause().toString())));
+        }
+        StepResponse r = (StepResponse) o;
+        bytesReceived += r.getSerializedSize();
+        return r;
+    }
+
+    void recordHop(long nanos, long nodeComputeNanos) {
+        hops++;
+        hopNanos += nanos;
+        computeNanos += nodeComputeNanos;
+    }
+
+    @Override
+    public void close() {
+        UnicastProcessor<StepRequest> p = out;
+        out = null;
+        if (p != null) {
+            p.onComplete(); // the node completes the stream in turn: no error to drop
+        }
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
+                channel.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            channel.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package ml.juno.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ClusterCommandTest {
+
+    static String[] run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Juno.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new String[] {Integer.toString(code), out.toString(), err.toString()};
+    }
+
+    @Test
+    void coordinator_passesNodesAndWireSettingsToTheApp() {
+        CoordinatorCommand c = new CoordinatorCommand();
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        new CommandLine(c).parseArgs("-m", model, "--nodes", "127.0.0.1:19092,127.0.0.1:19093", "--pType", "TENSOR", "--dtype", "int8",
+                "--byteOrder", "big_endian", "--api-port", "8181");
+        Map<String, String> p = c.properties();
+        assertEquals("127.0.0.1:19092,127.0.0.1:19093", p.get("juno.cluster.nodes"));
+        assertEquals("tensor", p.get("juno.cluster.parallelism"));
+        assertEquals("INT8", p.get("juno.cluster.dtype"));
+        assertEquals("BIG_ENDIAN", p.get("juno.cluster.byte-order"));
+        assertEquals("8181", p.get("quarkus.http.port"));
+        assertTrue(p.get("juno.model-path").endsWith("stories260K.gguf"));
+    }
+
+    @Test
+    void coordinator_refusesBadNodesAndWireValues_withOneLine() {
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        String[] r = run("coordinator", "-m", model, "--nodes", "localhost");
+        assertEquals("1", r[0]);
+        assertEquals("juno: --nodes: node address 'localhost' is not host:port", r[2].strip());
+        r = run("coordinator", "-m", model, "--nodes", "a:1", "--dtype", "FLOAT8");
+        assertEquals("1", r[0]);
+        assertTrue(r[2].contains("unknown activation dtype 'FLOAT8'"), r[2]);
+        r = run("coordinator", "-m", model, "--nodes", "a:1", "--pType", "data");
+        assertTrue(r[2].contains("unknown parallelism 'data'"), r[2]);
+    }
+
+    @Test
+    void cluster_refusesANodeCountOutsideItsRange() {
+        String[] r = run("cluster", "--nodes", "0");
+        assertEquals("1", r[0]);
+        assertEquals("juno: --nodes must be in 1..64, got 0", r[2].strip());
+    }
+}

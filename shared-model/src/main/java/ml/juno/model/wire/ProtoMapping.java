@@ -1,0 +1,125 @@
+package ml.juno.model.wire;
+
+import com.google.protobuf.UnsafeByteOperations;
+import ml.juno.model.shard.LayerRange;
+import ml.juno.model.shard.ShardAssignment;
+import ml.juno.node.v1.LoadShardRequest;
+import ml.juno.node.v1.PipelineShard;
+import ml.juno.node.v1.Tensor;
+import ml.juno.node.v1.TensorDtype;
+import ml.juno.node.v1.TensorShard;
+
+/**
+ * The one place that converts between the generated proto classes and plain Java: tensors (through
+ * {@link ActivationCodec}), dtypes, byte orders and shard assignments. Codecs are shared immutable instances.
+ */
+public final class ProtoMapping {
+
+    private static final ActivationCodec[] CODECS = new ActivationCodec[ActivationDtype.values().length * 2];
+
+    static {
+        for (ActivationDtype d : ActivationDtype.values()) {
+            CODECS[d.ordinal() * 2] = new ActivationCodec(d, java.nio.ByteOrder.LITTLE_ENDIAN);
+            CODECS[d.ordinal() * 2 + 1] = new ActivationCodec(d, java.nio.ByteOrder.BIG_ENDIAN);
+        }
+    }
+
+    private ProtoMapping() {}
+
+    public static ActivationCodec codec(ActivationDtype dtype, java.nio.ByteOrder order) {
+        return CODECS[dtype.ordinal() * 2 + (order == java.nio.ByteOrder.BIG_ENDIAN ? 1 : 0)];
+    }
+
+    /** {@code src[offset .. offset + rows*cols)} as a {@code [rows, cols]} tensor in the codec's dtype and order. */
+    public static Tensor encode(ActivationCodec codec, float[] src, int offset, int rows, int cols) {
+        byte[] bytes = codec.encode(src, offset, rows, cols);
+        return Tensor.newBuilder()
+                .setDtype(toProto(codec.dtype()))
+                .setByteOrder(toProto(codec.order()))
+                .addShape(rows).addShape(cols)
+                .setData(UnsafeByteOperations.unsafeWrap(bytes)) // the array is ours and never written again
+                .build();
+    }
+
+    /** Rows of a {@code [rows, cols]} tensor; a tensor of another rank is refused. */
+    public static int rows(Tensor t) {
+        checkRank(t);
+        return t.getShape(0);
+    }
+
+    public static int cols(Tensor t) {
+        checkRank(t);
+        return t.getShape(1);
+    }
+
+    /** Decodes {@code t} into {@code dst[offset ..]}; the shape, dtype and byte count are checked. */
+    public static void decode(Tensor t, float[] dst, int offset) {
+        checkRank(t);
+        ActivationCodec c = codec(fromProto(t.getDtype()), fromProto(t.getByteOrder()));
+        c.decode(t.getData().toByteArray(), t.getShape(0), t.getShape(1), dst, offset);
+    }
+
+    private static void checkRank(Tensor t) {
+        if (t.getShapeCount() != 2) {
+            throw new IllegalArgumentException("expected a [rows, cols] tensor, got shape " + t.getShapeList());
+        }
+    }
+
+    public static TensorDtype toProto(ActivationDtype d) {
+        return switch (d) {
+            case FLOAT32 -> TensorDtype.TENSOR_DTYPE_FLOAT32;
+            case FLOAT16 -> TensorDtype.TENSOR_DTYPE_FLOAT16;
+            case INT8 -> TensorDtype.TENSOR_DTYPE_INT8;
+        };
+    }
+
+    public static ActivationDtype fromProto(TensorDtype d) {
+        return switch (d) {
+            case TENSOR_DTYPE_FLOAT32 -> ActivationDtype.FLOAT32;
+            case TENSOR_DTYPE_FLOAT16 -> ActivationDtype.FLOAT16;
+            case TENSOR_DTYPE_INT8 -> ActivationDtype.INT8;
+            default -> throw new IllegalArgumentException("tensor dtype " + d + " is not one of FLOAT32, FLOAT16, INT8");
+        };
+    }
+
+    public static ml.juno.node.v1.ByteOrder toProto(java.nio.ByteOrder o) {
+        return o == java.nio.ByteOrder.BIG_ENDIAN ? ml.juno.node.v1.ByteOrder.BYTE_ORDER_BIG_ENDIAN
+                : ml.juno.node.v1.ByteOrder.BYTE_ORDER_LITTLE_ENDIAN;
+    }
+
+    public static java.nio.ByteOrder fromProto(ml.juno.node.v1.ByteOrder o) {
+        return switch (o) {
+            case BYTE_ORDER_LITTLE_ENDIAN -> java.nio.ByteOrder.LITTLE_ENDIAN;
+            case BYTE_ORDER_BIG_ENDIAN -> java.nio.ByteOrder.BIG_ENDIAN;
+            default -> throw new IllegalArgumentException("byte order " + o + " is not LITTLE_ENDIAN or BIG_ENDIAN");
+        };
+    }
+
+    /** Parses a CLI value: BIG_ENDIAN / LITTLE_ENDIAN (case-insensitive). */
+    public static java.nio.ByteOrder parseByteOrder(String s) {
+        if ("BIG_ENDIAN".equalsIgnoreCase(s)) {
+            return java.nio.ByteOrder.BIG_ENDIAN;
+        }
+        if ("LITTLE_ENDIAN".equalsIgnoreCase(s)) {
+            return java.nio.ByteOrder.LITTLE_ENDIAN;
+        }
+        throw new IllegalArgumentException("unknown byte order '" + s + "' (expected BIG_ENDIAN or LITTLE_ENDIAN)");
+    }
+
+    /** Sets the partition of a load request from {@code a}. */
+    public static LoadShardRequest.Builder partition(LoadShardRequest.Builder b, ShardAssignment a) {
+        if (a.isTensorParallel()) {
+            return b.setTensor(TensorShard.newBuilder().setRank(a.tensorRank()).setWorldSize(a.worldSize()));
+        }
+        return b.setPipeline(PipelineShard.newBuilder().setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()));
+    }
+
+    /** The assignment a load request describes; {@code modelLayers} fills in a tensor shard's layer range. */
+    public static ShardAssignment partition(LoadShardRequest r, int modelLayers) {
+        return switch (r.getPartitionCase()) {
+            case PIPELINE -> new ShardAssignment(new LayerRange(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer()), 0, 1);
+            case TENSOR -> new ShardAssignment(new LayerRange(0, modelLayers), r.getTensor().getRank(), r.getTensor().getWorldSize());
+            case PARTITION_NOT_SET -> new ShardAssignment(new LayerRange(0, modelLayers), 0, 1);
+        };
+    }
+}

@@ -1,0 +1,65 @@
+package ml.juno.model.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.ByteOrder;
+import java.util.List;
+import ml.juno.model.shard.LayerRange;
+import ml.juno.model.shard.ShardAssignment;
+import ml.juno.node.v1.LoadShardRequest;
+import ml.juno.node.v1.Tensor;
+import ml.juno.node.v1.TensorDtype;
+import org.junit.jupiter.api.Test;
+
+class ProtoMappingTest {
+
+    @Test
+    void tensor_carriesDtypeOrderAndShape_andDecodesToTheSameFloats() {
+        float[] x = {1.5f, -2.25f, 3f, 0f, 7.125f, -0.5f};
+        for (ByteOrder o : new ByteOrder[] {ByteOrder.LITTLE_ENDIAN, ByteOrder.BIG_ENDIAN}) {
+            Tensor t = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT32, o), x, 0, 2, 3);
+            assertEquals(TensorDtype.TENSOR_DTYPE_FLOAT32, t.getDtype());
+            assertEquals(List.of(2, 3), t.getShapeList());
+            assertEquals(24, t.getData().size());
+            float[] back = new float[8];
+            ProtoMapping.decode(t, back, 2);
+            assertArrayEquals(x, java.util.Arrays.copyOfRange(back, 2, 8));
+        }
+    }
+
+    @Test
+    void decode_refusesAShapeThatDisagreesWithTheBytes() {
+        Tensor t = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
+        Tensor lying = t.toBuilder().setShape(1, 4).build();
+        assertThrows(IllegalArgumentException.class, () -> ProtoMapping.decode(lying, new float[8], 0));
+        Tensor noDtype = t.toBuilder().setDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build();
+        assertThrows(IllegalArgumentException.class, () -> ProtoMapping.decode(noDtype, new float[6], 0));
+    }
+
+    @Test
+    void partition_roundTripsPipelineAndTensorAssignments() {
+        ShardAssignment p = new ShardAssignment(new LayerRange(2, 5), 0, 1);
+        assertEquals(p, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), p).build(), 5));
+        ShardAssignment t = ShardAssignment.tensor(5, 4).get(3);
+        assertEquals(t, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), t).build(), 5));
+    }
+
+    @Test
+    void pipelineAssignments_coverEveryLayerOnceInOrder() {
+        List<ShardAssignment> s = ShardAssignment.pipeline(new long[] {10, 10, 10, 10, 10}, 3);
+        assertEquals(3, s.size());
+        assertEquals(0, s.get(0).layers().start());
+        assertEquals(5, s.get(2).layers().end());
+        assertEquals(s.get(0).layers().end(), s.get(1).layers().start());
+        assertEquals(s.get(1).layers().end(), s.get(2).layers().start());
+    }
+
+    @Test
+    void byteOrder_parsesBothNamesAndRefusesOthers() {
+        assertEquals(ByteOrder.BIG_ENDIAN, ProtoMapping.parseByteOrder("big_endian"));
+        assertEquals(ByteOrder.LITTLE_ENDIAN, ProtoMapping.parseByteOrder("LITTLE_ENDIAN"));
+        assertThrows(IllegalArgumentException.class, () -> ProtoMapping.parseByteOrder("middle"));
+    }
+}
