@@ -494,6 +494,15 @@ public final class ClusterExecutor implements ManagedExecutor {
     }
 
     @Override
+    public long kvEpoch() {
+        long e = 0;
+        for (NodeLink l : links) {
+            e += l.downs;
+        }
+        return e;
+    }
+
+    @Override
     public void close() {
         closed = true;
         health.interrupt();

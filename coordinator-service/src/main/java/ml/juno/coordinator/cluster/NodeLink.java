@@ -69,7 +69,11 @@ final class NodeLink implements AutoCloseable {
         up = true;
     }
 
+    /** Times this node was marked down: each time its KV memory may be gone. */
+    volatile long downs;
+
     void markDown(String reason) {
+        downs++;
         up = false;
         downReason = reason;
         closeStream();

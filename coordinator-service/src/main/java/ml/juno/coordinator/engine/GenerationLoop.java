@@ -50,10 +50,12 @@ public final class GenerationLoop implements AutoCloseable {
     private final Map<Long, Active> active = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile Thread thread;
+    private long seenEpoch;
 
     public GenerationLoop(Scheduler scheduler, Executor executor) {
         this.scheduler = scheduler;
         this.executor = executor;
+        this.seenEpoch = kvEpoch();
     }
 
     /**
@@ -110,13 +112,22 @@ public final class GenerationLoop implements AutoCloseable {
     public boolean runOnce() {
         SchedulerStepEvent event = SchedulerStepEvent.startIfEnabled(); // null unless a JFR recording wants it
         StepPlan plan;
+        long epoch = kvEpoch();
         synchronized (lock) {
             if (!scheduler.hasWork()) {
                 return false;
             }
+            if (epoch != seenEpoch) {
+                scheduler.kvCache().forgetPrefixes(); // KV memory behind cached prefixes may be gone (a node restarted)
+                seenEpoch = epoch;
+            }
             plan = scheduler.schedule();
         }
         StepResult result = plan.isEmpty() ? StepResult.empty(scheduler.vocabSize()) : execute(plan);
+        if (kvEpoch() != epoch && !plan.isEmpty()) {
+            // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
+            result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step");
+        }
         StepOutcome outcome;
         synchronized (lock) {
             outcome = scheduler.update(plan, result);
@@ -139,6 +150,10 @@ public final class GenerationLoop implements AutoCloseable {
             }
         }
         event.finish(plan.stepId(), plan.rows().size(), prefill, decode, produced);
+    }
+
+    private long kvEpoch() {
+        return executor instanceof ManagedExecutor m ? m.kvEpoch() : 0;
     }
 
     private StepResult execute(StepPlan plan) {

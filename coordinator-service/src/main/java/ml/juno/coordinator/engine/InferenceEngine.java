@@ -124,7 +124,8 @@ public final class InferenceEngine implements AutoCloseable {
     /**
      * Tokenizer, scheduler and KV bookkeeping here, compute in the executor {@code factory} builds (a cluster of
      * nodes). The KV pool is sized as for the in-process engine ({@code kvBudgetBytes} counts the whole model's
-     * layers); prefix caching is off, because a node that restarts loses the KV behind cached blocks.
+     * layers). Prefix caching is on: when a node goes down its KV memory may be lost, so the loop forgets every cached
+     * prefix before the next step ({@link ManagedExecutor#kvEpoch}).
      */
     public static InferenceEngine open(EngineConfig config, ExecutorFactory factory) throws IOException {
         GgufFile file = GgufFile.open(config.modelPath());
@@ -139,7 +140,7 @@ public final class InferenceEngine implements AutoCloseable {
             int blocks = kvBlocks(config, context, bytesPerBlock);
             executor = factory.open(file, mc, context, blocks);
             InferenceEngine engine = new InferenceEngine(config, file, executor, () -> { }, tokenizer, template,
-                    new KvCacheConfig(KV_BLOCK_SIZE, blocks, false), context, mc.dims().vocab());
+                    new KvCacheConfig(KV_BLOCK_SIZE, blocks), context, mc.dims().vocab());
             engine.loop.start();
             return engine;
         } catch (IllegalArgumentException | IllegalStateException e) {

@@ -25,6 +25,14 @@ public interface ManagedExecutor extends Executor, AutoCloseable {
         return "";
     }
 
+    /**
+     * Changes whenever KV memory that earlier steps wrote may have been lost (a node restarted and reloaded its shard);
+     * the engine then forgets its cached prefixes before the next step. Constant for an in-process executor.
+     */
+    default long kvEpoch() {
+        return 0;
+    }
+
     @Override
     void close();
 }

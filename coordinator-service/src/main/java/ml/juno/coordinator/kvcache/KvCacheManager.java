@@ -200,6 +200,26 @@ public final class KvCacheManager {
         }
     }
 
+    /**
+     * Forgets every cached prefix: the memory behind the blocks is gone (a node restarted and reloaded its shard). Cached
+     * blocks return to the free pool; blocks still held by sequences stay theirs but are no longer found by new
+     * requests. Counts as evictions.
+     */
+    public void forgetPrefixes() {
+        for (int block = 0; block < numBlocks; block++) {
+            if (!registered[block]) {
+                continue;
+            }
+            if (refCount[block] == 0) {
+                evictable.invalidate(blockHash[block]);
+                cached--;
+                freeStack[freeTop++] = block;
+                evictions++;
+            }
+            unregister(block);
+        }
+    }
+
     public KvCacheStats stats() {
         return new KvCacheStats(
                 new KvCacheStats.PrefixCounters(hitTokens, missTokens, hitBlocks, missBlocks, evictions),

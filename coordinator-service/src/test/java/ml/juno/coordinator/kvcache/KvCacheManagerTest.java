@@ -89,6 +89,25 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void forgetPrefixes_freesCachedBlocksAndStopsHitsWithoutTouchingHeldBlocks() {
+        var kv = new KvCacheManager(new KvCacheConfig(BS, 16));
+        int[] prompt = tokens(100, 10);
+        kv.free(prefill(kv, prompt));               // 2 cached blocks
+        var held = prefill(kv, tokens(300, 9));     // 2 registered blocks still in use
+        int used = kv.stats().blocks().used();
+        kv.forgetPrefixes();
+        assertEquals(0, kv.stats().blocks().cached());
+        assertEquals(used, kv.stats().blocks().used(), "blocks a sequence holds stay held");
+        assertBalanced(kv);
+        var b = new BlockTable();
+        assertEquals(0, kv.admit(b, prompt, prompt.length, 100), "no prefix survives");
+        kv.free(b);
+        kv.free(held);
+        assertEquals(0, kv.stats().blocks().cached(), "forgotten blocks are not cached again on release");
+        assertEquals(16, kv.stats().blocks().free());
+    }
+
+    @Test
     void extendedPrompt_reusesThePreviousPromptsBlocks() {
         var kv = new KvCacheManager(new KvCacheConfig(BS, 16));
         int[] first = tokens(0, 9);
