@@ -35,6 +35,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster = new ClusterOptions();
 
+    @Mixin
+    JfrOptions jfr = new JfrOptions();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -79,7 +82,10 @@ final class ClusterCommand implements Callable<Integer> {
         for (int i = 0; i < nodes; i++) {
             superviseNode(nodeApp, i, ports[i]);
         }
-        Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"));
+        if (jfr.enabled()) {
+            System.err.println("juno: recording JFR (" + jfr.duration + ") in every JVM: " + jfr.file("coordinator") + ", " + jfr.file("node-0") + ", …");
+        }
+        Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"));
         PrintWriter out = spec.commandLine().getOut();
         out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder + ") at "
                 + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
@@ -105,7 +111,7 @@ final class ClusterCommand implements Callable<Integer> {
         props.put("quarkus.http.host", "127.0.0.1");
         props.put("juno.node.id", "node-" + i);
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
-        Process p = start(app, props, logDir.resolve("node-" + i + ".log"));
+        Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i));
         p.onExit().thenRun(() -> {
             if (!stopping) {
                 spec.commandLine().getErr().println("juno: node-" + i + " exited with " + p.exitValue() + "; restarting it");
@@ -118,11 +124,11 @@ final class ClusterCommand implements Callable<Integer> {
         });
     }
 
-    private synchronized Process start(Path app, Map<String, String> props, Path log) throws IOException {
+    private synchronized Process start(Path app, Map<String, String> props, Path log, List<String> jvmOptions) throws IOException {
         if (stopping) {
             throw new IOException("stopping");
         }
-        Process p = new ProcessBuilder(AppProcess.command(app, props)).redirectErrorStream(true)
+        Process p = new ProcessBuilder(AppProcess.command(app, props, jvmOptions)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         children.add(p);
         return p;

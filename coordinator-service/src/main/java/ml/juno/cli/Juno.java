@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
                 SynthCommand.class,
                 PendingCommands.Lora.class,
                 PendingCommands.Merge.class,
-                PendingCommands.Test.class,
+                TestCommand.class,
                 MetricsCommand.class,
                 CommandLine.HelpCommand.class,
         },

@@ -29,6 +29,4 @@ final class PendingCommands {
     @Command(name = "merge", description = "Merge LoRA adapters into a GGUF (not implemented yet).")
     static final class Merge extends Pending {}
 
-    @Command(name = "test", description = "Smoke checks against a live cluster (not implemented yet).")
-    static final class Test extends Pending {}
 }
