@@ -319,15 +319,22 @@ public final class CpuBackend implements Backend {
                 fused.run(w.data(), w.rowStride(), cols, x, out, chunk * ROWS_PER_CHUNK, end);
                 return;
             }
-            // each weight row decoded once (L1-resident, as exact integers in float lanes), then dotted with every
-            // activation row; a small single-row kernel compiles to clean vector code where a multi-row one (measured)
-            // hits the JIT's inlining limits and boxes vectors
-            QuantRow row = tile[0];
-            for (int r = chunk * ROWS_PER_CHUNK; r < end; r++) {
-                row.decode(w.type(), w.data(), r * w.rowStride(), cols);
-                row.toFloatLanes();
+            // a tile of four weight rows decoded once (L1-resident, as exact integers in float lanes), then dotted with
+            // every activation row, each activation load shared by the four rows
+            for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
+                int n = Math.min(TILE, end - r0);
+                for (int t = 0; t < n; t++) {
+                    tile[t].decode(w.type(), w.data(), (r0 + t) * w.rowStride(), cols);
+                    tile[t].toFloatLanes();
+                }
                 for (int b = 0; b < batch; b++) {
-                    out[b * rows + r] = QuantDot.dotFloat(row, x, b);
+                    if (n == TILE) {
+                        QuantDot.dotFloat4(tile, x, b, out, b * rows + r0);
+                    } else {
+                        for (int t = 0; t < n; t++) {
+                            out[b * rows + r0 + t] = QuantDot.dotFloat(tile[t], x, b);
+                        }
+                    }
                 }
             }
         }

@@ -105,13 +105,22 @@ class CpuKernelsMatchScalarReferenceTest {
         QuantActivations x = new QuantActivations();
         x.quantize(gaussian(6 * cols, 45), 6, cols, QuantRow.kQuant(t));
         x.toFloatLanes(6);
+        QuantRow[] tile = new QuantRow[4];
         for (int r = 0; r < 4; r++) {
-            QuantRow row = new QuantRow(cols);
-            row.decode(t, s, r * t.byteSize(cols), cols);
-            row.toFloatLanes();
+            tile[r] = new QuantRow(cols);
+            tile[r].decode(t, s, r * t.byteSize(cols), cols);
+            tile[r].toFloatLanes();
+        }
+        float[][] four = new float[6][4];
+        for (int b = 0; b < 6; b++) {
+            QuantDot.dotFloat4(tile, x, b, four[b], 0);
+        }
+        for (int r = 0; r < 4; r++) {
+            QuantRow row = tile[r];
             for (int b = 0; b < 6; b++) {
                 float one = QuantDot.dot(row, x, b);
                 assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(QuantDot.dotFloat(row, x, b)), t + " float lanes row " + r + " x " + b);
+                assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(four[b][r]), t + " four weight rows, row " + r + " x " + b);
                 if (QuantDot.fusedSupports(t)) {
                     float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, b);
                     assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r + " x " + b);
