@@ -22,6 +22,11 @@ public final class CpuBackend implements Backend {
     /** Weight rows decoded together; a parallel chunk is a whole number of tiles. */
     static final int TILE = 4;
     private static final int ROWS_PER_CHUNK = 16;
+    /**
+     * Activation rows from which decoding each weight row once (to float lanes) beats building the quants in registers
+     * for every activation row (measured on TinyLlama Q4_K_M shapes: decoding costs about as much as four fused rows).
+     */
+    private static final int DECODE_BATCH = 8;
     /** Multiply-adds below which a job is not worth fanning out. */
     private static final long PARALLEL_WORK = 1 << 16;
 
@@ -62,7 +67,7 @@ public final class CpuBackend implements Backend {
         }
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
-            if (batch > 1 || QuantDot.fusedRows(w.type()) == null) {
+            if (batch >= DECODE_BATCH || QuantDot.fusedRows(w.type()) == null) {
                 quantX.toFloatLanes(batch);
             }
             quantMatmul.set(w, quantX, out, batch);
@@ -313,10 +318,13 @@ public final class CpuBackend implements Backend {
                 tilesByWorker[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            QuantDot.Rows fused = batch == 1 ? QuantDot.fusedRows(w.type()) : null;
+            QuantDot.Rows fused = batch < DECODE_BATCH ? QuantDot.fusedRows(w.type()) : null;
             if (fused != null) {
-                // one activation row: quants built in registers, no decode buffer (bit-identical to the path below)
-                fused.run(w.data(), w.rowStride(), cols, x, out, chunk * ROWS_PER_CHUNK, end);
+                // few activation rows: quants built in registers straight from the mapped blocks, no decode buffer
+                // (bit-identical to the path below); the chunk's weight rows stay in cache between activation rows
+                for (int b = 0; b < batch; b++) {
+                    fused.run(w.data(), w.rowStride(), cols, x, b, out, b * rows, chunk * ROWS_PER_CHUNK, end);
+                }
                 return;
             }
             // a tile of four weight rows decoded once (L1-resident, as exact integers in float lanes), then dotted with

@@ -391,50 +391,51 @@ final class QuantDot {
      * caller (which overflows its inlining budget and leaves vectors boxed).
      */
     abstract static class Rows {
-        abstract void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1);
+        /** {@code out[o0 + r] = dot(weight row r, activation row xRow)} for {@code r0 <= r < r1}. */
+        abstract void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1);
     }
 
     private static final class Q4_0Rows extends Rows {
         @Override
-        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
             for (int r = r0; r < r1; r++) {
-                out[r] = fusedQ4_0(s, r * stride, cols, x, 0);
+                out[o0 + r] = fusedQ4_0(s, r * stride, cols, x, xRow);
             }
         }
     }
 
     private static final class Q8_0Rows extends Rows {
         @Override
-        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
             for (int r = r0; r < r1; r++) {
-                out[r] = fusedQ8_0(s, r * stride, cols, x, 0);
+                out[o0 + r] = fusedQ8_0(s, r * stride, cols, x, xRow);
             }
         }
     }
 
     private static final class Q4_KRows extends Rows {
         @Override
-        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
             for (int r = r0; r < r1; r++) {
-                out[r] = fusedQ4_K(s, r * stride, cols, x, 0);
+                out[o0 + r] = fusedQ4_K(s, r * stride, cols, x, xRow);
             }
         }
     }
 
     private static final class Q5_KRows extends Rows {
         @Override
-        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
             for (int r = r0; r < r1; r++) {
-                out[r] = fusedQ5_K(s, r * stride, cols, x, 0);
+                out[o0 + r] = fusedQ5_K(s, r * stride, cols, x, xRow);
             }
         }
     }
 
     private static final class Q6_KRows extends Rows {
         @Override
-        void run(MemorySegment s, long stride, int cols, QuantActivations x, float[] out, int r0, int r1) {
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
             for (int r = r0; r < r1; r++) {
-                out[r] = fusedQ6_K(s, r * stride, cols, x, 0);
+                out[o0 + r] = fusedQ6_K(s, r * stride, cols, x, xRow);
             }
         }
     }
