@@ -27,8 +27,20 @@ public final class Lanes {
 
     private Lanes() {}
 
-    /** Sum of the lanes in a fixed pairwise order. */
+    /**
+     * Sum of the lanes in a fixed pairwise order (lane {@code i} plus lane {@code i + L/2}, recursively). 8 and 16 lanes
+     * use constant lane extractions: a shuffle loaded from a table is not always intrinsified and then runs the Vector
+     * API's slow Java fallback.
+     */
     public static float sum(FloatVector v) {
+        if (L == 8) {
+            return ((v.lane(0) + v.lane(4)) + (v.lane(2) + v.lane(6))) + ((v.lane(1) + v.lane(5)) + (v.lane(3) + v.lane(7)));
+        }
+        if (L == 16) {
+            float a = ((v.lane(0) + v.lane(8)) + (v.lane(4) + v.lane(12))) + ((v.lane(2) + v.lane(10)) + (v.lane(6) + v.lane(14)));
+            float b = ((v.lane(1) + v.lane(9)) + (v.lane(5) + v.lane(13))) + ((v.lane(3) + v.lane(11)) + (v.lane(7) + v.lane(15)));
+            return a + b;
+        }
         for (int h = L >> 1; h >= 1; h >>= 1) {
             v = v.add(v.rearrange(ROTATE[h]));
         }
