@@ -19,9 +19,9 @@ import ml.juno.engine.tensor.GgmlType;
  * products summed into 32-bit lanes by shifts ({@link #pairSum}), so a 256-bit register does 16 multiply-adds per
  * instruction with no float conversion until the block scale. Every product fits 16 bits (|w| ≤ 128, |x| ≤ 127) and so
  * does the sum of two (≤ 32 512). Integer lanes are exact, so the result depends only on which elements share a lane and
- * on the order of the per-block float steps; {@link #dot}, {@link #dotFused} (single rows from the mapped blocks) and
- * {@link #dotFloat} (batches: the same integers held exactly in float lanes) use the same lanes and
- * order and give bit-identical results, so a row's result never depends on the batch it is computed in. The species are
+ * on the order of the per-block float steps; {@link #dotFused} (few rows, straight from the mapped blocks) and
+ * {@link #dotFloat}/{@link #dotFloat4} (many rows: the same integers held exactly in float lanes of a decoded row) use
+ * the same lanes and order and give bit-identical results, so a row's result never depends on its batch. The species are
  * fixed at 256 bits (AVX2); wider machines run them as they are.
  */
 final class QuantDot {
@@ -109,67 +109,12 @@ final class QuantDot {
         return a + b;
     }
 
-    // ---- decoded rows
-
-    static float dot(QuantRow w, QuantActivations x, int xRow) {
-        return QuantRow.kQuant(w.type) ? dotK(w, x, xRow) : dotLegacy(w, x, xRow);
-    }
-
     private static boolean legacyMins(GgmlType t) {
         return t == GgmlType.Q4_1 || t == GgmlType.Q5_1;
     }
 
     private static boolean kMins(GgmlType t) {
         return t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
-    }
-
-    private static float dotLegacy(QuantRow w, QuantActivations x, int xRow) {
-        int cols = w.cols;
-        int xo = xRow * cols;
-        short[] q = w.q;
-        short[] qx = x.q;
-        int xb = xo / 32;
-        boolean mins = legacyMins(w.type);
-        FloatVector acc = FloatVector.zero(F8);
-        float corr = 0f;
-        for (int b = 0; b < cols / 32; b++) {
-            int e = b * 32;
-            ShortVector p = s16(q, e).mul(s16(qx, xo + e)).add(s16(q, e + 16).mul(s16(qx, xo + e + 16)));
-            acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, w.d[b] * x.d[xb + b]), acc);
-            if (mins) {
-                corr += w.m[b] * x.sums[xb + b];
-            }
-        }
-        return sum(acc) + corr;
-    }
-
-    private static float dotK(QuantRow w, QuantActivations x, int xRow) {
-        int cols = w.cols;
-        int xo = xRow * cols;
-        short[] q = w.q;
-        short[] qx = x.q;
-        int g = QuantRow.subBlock(w.type);
-        int subs = 256 / g;
-        boolean mins = kMins(w.type);
-        FloatVector acc = FloatVector.zero(F8);
-        float corr = 0f;
-        for (int b = 0; b < cols / 256; b++) {
-            IntVector a = IntVector.zero(I8);
-            for (int j = 0; j < subs; j++) {
-                int e = b * 256 + j * g;
-                ShortVector p = s16(q, e).mul(s16(qx, xo + e));
-                if (g == 32) {
-                    p = p.add(s16(q, e + 16).mul(s16(qx, xo + e + 16)));
-                }
-                a = a.add(pairSum(p).mul(w.sc[b * subs + j]));
-            }
-            float dx = x.d[xo / 256 + b];
-            acc = toFloat(a).fma(FloatVector.broadcast(F8, w.d[b] * dx), acc);
-            if (mins) {
-                corr += w.dmin[b] * dx * minSum(w, x, b, subs, g, xo / 16);
-            }
-        }
-        return sum(acc) - corr;
     }
 
     // ---- batched rows: exact integers in float lanes
@@ -194,10 +139,10 @@ final class QuantDot {
     }
 
     /**
-     * The same dot product as {@link #dot}, from the lane-ordered floats ({@link QuantRow#toFloatLanes},
+     * The integer dot product of a decoded row, from the lane-ordered floats ({@link QuantRow#toFloatLanes},
      * {@link QuantActivations#toFloatLanes}): every product and partial sum is an integer below 2^24 (checked for the
-     * worst case of each type), so each float lane holds exactly the integer {@link #dot}'s 32-bit lane holds, and the
-     * result is bit-identical. Float FMAs do 8 exact integer multiply-adds per instruction with no pair-sum shuffles,
+     * worst case of each type), so each float lane holds exactly the integer {@link #dotFused}'s 32-bit lane holds, and
+     * the result is bit-identical. Float FMAs do 8 exact integer multiply-adds per instruction with no pair-sum shuffles,
      * which is what makes the batched path fast.
      */
     static float dotFloat(QuantRow w, QuantActivations x, int xRow) {
@@ -206,10 +151,8 @@ final class QuantDot {
         float[] q = w.wf;
         float[] qx = x.qf;
         FloatVector acc = FloatVector.zero(F8);
-        float corr = 0f;
         if (!QuantRow.kQuant(w.type)) {
             int xb = xo / 32;
-            boolean mins = legacyMins(w.type);
             for (int b = 0; b < cols / 32; b++) {
                 int e = b * 32;
                 FloatVector p = f8(q, e).mul(f8(qx, xo + e));
@@ -217,27 +160,17 @@ final class QuantDot {
                 p = f8(q, e + 16).fma(f8(qx, xo + e + 16), p);
                 p = f8(q, e + 24).fma(f8(qx, xo + e + 24), p);
                 acc = p.fma(FloatVector.broadcast(F8, w.d[b] * x.d[xb + b]), acc);
-                if (mins) {
-                    corr += w.m[b] * x.sums[xb + b];
-                }
             }
-            return sum(acc) + corr;
+            return sum(acc) + legacyCorrection(w, x, xRow);
         }
-        int g = QuantRow.subBlock(w.type);
-        int subs = 256 / g;
-        boolean mins = kMins(w.type);
         for (int b = 0; b < cols / 256; b++) {
             FloatVector a = FloatVector.zero(F8);
             for (int e = b * 256; e < b * 256 + 256; e += 8) {
                 a = f8(q, e).fma(f8(qx, xo + e), a);
             }
-            float dx = x.d[xo / 256 + b];
-            acc = a.fma(FloatVector.broadcast(F8, w.d[b] * dx), acc);
-            if (mins) {
-                corr += w.dmin[b] * dx * minSum(w, x, b, subs, g, xo / 16);
-            }
+            acc = a.fma(FloatVector.broadcast(F8, w.d[b] * x.d[xo / 256 + b]), acc);
         }
-        return sum(acc) - corr;
+        return sum(acc) - kCorrection(w, x, xRow);
     }
 
     /**
@@ -364,14 +297,14 @@ final class QuantDot {
 
     /**
      * Single-row dot straight from the mapped blocks: the quant vectors {@link QuantRow#decode} would store are built
-     * in registers and used at once, with the lanes and order of {@link #dot}, so the result is bit-identical to it.
+     * in registers and used at once, with the lanes and order of {@link #dotFloat}, so the result is bit-identical to it.
      */
     static float dotFused(GgmlType t, MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         return switch (t) {
             case Q4_0 -> fusedQ4_0(s, off, cols, x, xRow);
             case Q8_0 -> fusedQ8_0(s, off, cols, x, xRow);
-            case Q4_K -> fusedQ45_K(false, s, off, cols, x, xRow);
-            case Q5_K -> fusedQ45_K(true, s, off, cols, x, xRow);
+            case Q4_K -> fusedQ4_K(s, off, cols, x, xRow);
+            case Q5_K -> fusedQ5_K(s, off, cols, x, xRow);
             case Q6_K -> fusedQ6_K(s, off, cols, x, xRow);
             default -> throw new IllegalArgumentException("no fused dot for " + t);
         };
@@ -482,10 +415,6 @@ final class QuantDot {
             acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
         }
         return sum(acc);
-    }
-
-    private static float fusedQ45_K(boolean five, MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
-        return five ? fusedQ5_K(s, off, cols, x, xRow) : fusedQ4_K(s, off, cols, x, xRow);
     }
 
     // sub-block j of a Q4_K/Q5_K super-block: nibbles (low for even j, high for odd) of the 32 bytes of chunk j/2,
