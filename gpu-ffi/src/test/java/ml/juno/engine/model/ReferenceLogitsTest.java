@@ -197,12 +197,23 @@ class ReferenceLogitsTest {
      */
     static final Map<String, Float> UNEXPLAINED = Map.of("tiny-llama-random-Q6_K-pure__p2_little_dog", 0.2f);
 
+    /** Per case: the largest |ours − llama.cpp| seen and its largest ratio to the brief's tolerance (printed at the end). */
+    private static final Map<String, float[]> WORST = new java.util.TreeMap<>();
+
+    private static synchronized void record(ReferenceCase c, float ours, float ref) {
+        float[] w = WORST.computeIfAbsent(c.name(), k -> new float[2]);
+        float d = Math.abs(ours - ref);
+        w[0] = Math.max(w[0], d);
+        w[1] = Math.max(w[1], d / c.strictTolerance(ref));
+    }
+
     private static float tolerance(ReferenceCase c, float logit) throws Exception {
         return Math.max(Math.max(c.strictTolerance(logit), 2 * noise(c)), UNEXPLAINED.getOrDefault(c.name(), 0f));
     }
 
     @AfterAll
     static void closeModels() throws Exception {
+        WORST.forEach((name, w) -> System.out.printf("deviation from llama.cpp: %-50s max %.2e = %.2f x the brief's tolerance%n", name, w[0], w[1]));
         for (Model m : MODELS.values()) {
             m.close();
         }
@@ -216,6 +227,7 @@ class ReferenceLogitsTest {
             int id = pair.get(0).asInt();
             float ref = (float) pair.get(1).asDouble();
             float ours = l.get(entry, id);
+            record(c, ours, ref);
             assertTrue(Math.abs(ours - ref) <= tolerance(c, ref),
                     () -> c + " " + what + ": token " + id + " logit " + ours + " vs llama.cpp " + ref);
         }
@@ -245,6 +257,7 @@ class ReferenceLogitsTest {
                 float ours = l.get(last, t);
                 float ref = full[t];
                 int tok = t;
+                record(c, ours, ref);
                 assertTrue(Math.abs(ours - ref) <= tolerance(c, ref),
                         () -> c + " full logits: token " + tok + " logit " + ours + " vs llama.cpp " + ref);
             }

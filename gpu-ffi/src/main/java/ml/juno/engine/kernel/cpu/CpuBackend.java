@@ -30,6 +30,10 @@ public final class CpuBackend implements Backend {
     /** Multiply-adds below which a job is not worth fanning out. */
     private static final long PARALLEL_WORK = 1 << 16;
 
+    static {
+        JitDirectives.install();
+    }
+
     private final ComputePool pool;
     private final MatmulJob matmul;
     private final QuantMatmulJob quantMatmul;
@@ -335,7 +339,13 @@ public final class CpuBackend implements Backend {
                     tile[t].decode(w.type(), w.data(), (r0 + t) * w.rowStride(), cols);
                     tile[t].toFloatLanes();
                 }
-                for (int b = 0; b < batch; b++) {
+                int b = 0;
+                if (n == TILE) {
+                    for (; b + 1 < batch; b += 2) {
+                        QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows);
+                    }
+                }
+                for (; b < batch; b++) {
                     if (n == TILE) {
                         QuantDot.dotFloat4(tile, x, b, out, b * rows + r0);
                     } else {

@@ -221,10 +221,171 @@ final class QuantDot {
         out[o0 + 3] = sum(c3) - kCorrection(w[3], x, xRow);
     }
 
+    /**
+     * {@link #dotFloat4} of the same four weight rows with two activation rows ({@code xRow}, {@code xRow + 1}; results at
+     * {@code out[o0..]} and {@code out[o0 + next..]}): eight independent FMA chains hide the FMA latency and each weight
+     * load serves two rows (0.75 loads per FMA). The integer lane sums are exact in any order, so every result is still
+     * bit-identical to {@link #dotFloat}.
+     */
+    static void dotFloat4x2(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+        if (QuantRow.kQuant(w[0].type)) {
+            dotFloat4x2K(w, x, xRow, out, o0, next);
+        } else {
+            dotFloat4x2Legacy(w, x, xRow, out, o0, next);
+        }
+    }
+
+    private static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+        int cols = w[0].cols;
+        int xo = xRow * cols;
+        int yo = xo + cols;
+        float[] qx = x.qf;
+        float[] q0 = w[0].wf;
+        float[] q1 = w[1].wf;
+        float[] q2 = w[2].wf;
+        float[] q3 = w[3].wf;
+        FloatVector c0 = FloatVector.zero(F8);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
+        FloatVector d0 = c0;
+        FloatVector d1 = c0;
+        FloatVector d2 = c0;
+        FloatVector d3 = c0;
+        for (int b = 0; b < cols / 256; b++) {
+            FloatVector a0 = FloatVector.zero(F8);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int e = b * 256; e < b * 256 + 256; e += 8) {
+                FloatVector xv = f8(qx, xo + e);
+                FloatVector yv = f8(qx, yo + e);
+                FloatVector w0 = f8(q0, e);
+                FloatVector w1 = f8(q1, e);
+                FloatVector w2 = f8(q2, e);
+                FloatVector w3 = f8(q3, e);
+                a0 = w0.fma(xv, a0);
+                a1 = w1.fma(xv, a1);
+                a2 = w2.fma(xv, a2);
+                a3 = w3.fma(xv, a3);
+                b0 = w0.fma(yv, b0);
+                b1 = w1.fma(yv, b1);
+                b2 = w2.fma(yv, b2);
+                b3 = w3.fma(yv, b3);
+            }
+            float dx = x.d[xo / 256 + b];
+            float dy = x.d[yo / 256 + b];
+            c0 = a0.fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
+            c1 = a1.fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
+            c2 = a2.fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
+            c3 = a3.fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
+            d0 = b0.fma(FloatVector.broadcast(F8, w[0].d[b] * dy), d0);
+            d1 = b1.fma(FloatVector.broadcast(F8, w[1].d[b] * dy), d1);
+            d2 = b2.fma(FloatVector.broadcast(F8, w[2].d[b] * dy), d2);
+            d3 = b3.fma(FloatVector.broadcast(F8, w[3].d[b] * dy), d3);
+        }
+        float[] ln = w[0].lanes;
+        store8(ln, c0, c1, c2, c3, d0, d1, d2, d3);
+        for (int t = 0; t < 4; t++) {
+            out[o0 + t] = sumLanes(ln, 8 * t) - kCorrection(w[t], x, xRow);
+            out[o0 + next + t] = sumLanes(ln, 32 + 8 * t) - kCorrection(w[t], x, xRow + 1);
+        }
+    }
+
+    private static void dotFloat4x2Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+        int cols = w[0].cols;
+        int xo = xRow * cols;
+        int yo = xo + cols;
+        float[] qx = x.qf;
+        float[] q0 = w[0].wf;
+        float[] q1 = w[1].wf;
+        float[] q2 = w[2].wf;
+        float[] q3 = w[3].wf;
+        FloatVector c0 = FloatVector.zero(F8);
+        FloatVector c1 = c0;
+        FloatVector c2 = c0;
+        FloatVector c3 = c0;
+        FloatVector d0 = c0;
+        FloatVector d1 = c0;
+        FloatVector d2 = c0;
+        FloatVector d3 = c0;
+        for (int b = 0; b < cols / 32; b++) {
+            int e = b * 32;
+            FloatVector a0 = FloatVector.zero(F8);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int i = 0; i < 32; i += 8) {
+                FloatVector xv = f8(qx, xo + e + i);
+                FloatVector yv = f8(qx, yo + e + i);
+                FloatVector w0 = f8(q0, e + i);
+                FloatVector w1 = f8(q1, e + i);
+                FloatVector w2 = f8(q2, e + i);
+                FloatVector w3 = f8(q3, e + i);
+                a0 = w0.fma(xv, a0);
+                a1 = w1.fma(xv, a1);
+                a2 = w2.fma(xv, a2);
+                a3 = w3.fma(xv, a3);
+                b0 = w0.fma(yv, b0);
+                b1 = w1.fma(yv, b1);
+                b2 = w2.fma(yv, b2);
+                b3 = w3.fma(yv, b3);
+            }
+            float dx = x.d[xo / 32 + b];
+            float dy = x.d[yo / 32 + b];
+            c0 = a0.fma(FloatVector.broadcast(F8, w[0].d[b] * dx), c0);
+            c1 = a1.fma(FloatVector.broadcast(F8, w[1].d[b] * dx), c1);
+            c2 = a2.fma(FloatVector.broadcast(F8, w[2].d[b] * dx), c2);
+            c3 = a3.fma(FloatVector.broadcast(F8, w[3].d[b] * dx), c3);
+            d0 = b0.fma(FloatVector.broadcast(F8, w[0].d[b] * dy), d0);
+            d1 = b1.fma(FloatVector.broadcast(F8, w[1].d[b] * dy), d1);
+            d2 = b2.fma(FloatVector.broadcast(F8, w[2].d[b] * dy), d2);
+            d3 = b3.fma(FloatVector.broadcast(F8, w[3].d[b] * dy), d3);
+        }
+        float[] ln = w[0].lanes;
+        store8(ln, c0, c1, c2, c3, d0, d1, d2, d3);
+        for (int t = 0; t < 4; t++) {
+            out[o0 + t] = sumLanes(ln, 8 * t) + legacyCorrection(w[t], x, xRow);
+            out[o0 + next + t] = sumLanes(ln, 32 + 8 * t) + legacyCorrection(w[t], x, xRow + 1);
+        }
+    }
+
+    // Eight accumulators are stored and summed from memory: passing them to a call C2 does not inline (this method
+    // is near its inlining limit) would box them.
+    private static void store8(float[] ln, FloatVector c0, FloatVector c1, FloatVector c2, FloatVector c3,
+                               FloatVector d0, FloatVector d1, FloatVector d2, FloatVector d3) {
+        c0.intoArray(ln, 0);
+        c1.intoArray(ln, 8);
+        c2.intoArray(ln, 16);
+        c3.intoArray(ln, 24);
+        d0.intoArray(ln, 32);
+        d1.intoArray(ln, 40);
+        d2.intoArray(ln, 48);
+        d3.intoArray(ln, 56);
+    }
+
+    /** {@link #sum} of eight lanes stored at {@code a[o..o+8)}, in the same order. */
+    private static float sumLanes(float[] a, int o) {
+        float x = (a[o] + a[o + 4]) + (a[o + 2] + a[o + 6]);
+        float y = (a[o + 1] + a[o + 5]) + (a[o + 3] + a[o + 7]);
+        return x + y;
+    }
+
     /** The K-quant min term of {@link #dotFloat}, summed over the super-blocks in the same order. */
     private static float kCorrection(QuantRow w, QuantActivations x, int xRow) {
         if (!kMins(w.type)) {
             return 0f;
+        }
+        if (w.type != GgmlType.Q2_K) {
+            return kCorrection32(w, x, xRow);
         }
         int xo = xRow * w.cols;
         int g = QuantRow.subBlock(w.type);
@@ -273,6 +434,25 @@ final class QuantDot {
         out[o0 + 1] = sum(c1) + legacyCorrection(w[1], x, xRow);
         out[o0 + 2] = sum(c2) + legacyCorrection(w[2], x, xRow);
         out[o0 + 3] = sum(c3) + legacyCorrection(w[3], x, xRow);
+    }
+
+    /**
+     * {@link #kCorrection} for Q4_K/Q5_K (eight 32-wide sub-blocks): each super-block's {@code Σ_j m_j·S_j} as one
+     * 8-lane product and lane sum. Mins ≤ 63 and sums ≤ 32·127 make every product and partial sum an integer below
+     * 2^24, exact in float in any order, so the result equals the integer sum; then the same float expression in the
+     * same order as {@link #kCorrection}.
+     */
+    private static float kCorrection32(QuantRow w, QuantActivations x, int xRow) {
+        int xo = xRow * w.cols;
+        float[] m = w.m;
+        int[] s32 = x.sums32;
+        float corr = 0f;
+        for (int b = 0; b < w.cols / 256; b++) {
+            FloatVector sums = toFloat(IntVector.fromArray(I8, s32, xo / 32 + b * 8));
+            float msum = f8(m, b * 8).mul(sums).reduceLanes(VectorOperators.ADD);
+            corr += w.dmin[b] * x.d[xo / 256 + b] * msum;
+        }
+        return corr;
     }
 
     /** The Q4_1/Q5_1 min term of {@link #dotFloat}, summed over the blocks in the same order. */

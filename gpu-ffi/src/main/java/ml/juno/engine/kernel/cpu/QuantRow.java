@@ -20,6 +20,8 @@ public final class QuantRow {
     final float[] d;
     final float[] dmin;
     final float[] m;
+    /** Scratch for the lanes of eight accumulators ({@link QuantDot#dotFloat4x2}). */
+    final float[] lanes = new float[64];
     GgmlType type;
     int cols;
 

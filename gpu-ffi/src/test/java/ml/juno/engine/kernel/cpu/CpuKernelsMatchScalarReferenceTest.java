@@ -115,11 +115,16 @@ class CpuKernelsMatchScalarReferenceTest {
         for (int b = 0; b < 6; b++) {
             QuantDot.dotFloat4(tile, x, b, four[b], 0);
         }
+        float[] pairs = new float[6 * 4]; // [activation row][weight row], two activation rows per call
+        for (int b = 0; b < 6; b += 2) {
+            QuantDot.dotFloat4x2(tile, x, b, pairs, b * 4, 4);
+        }
         for (int r = 0; r < 4; r++) {
             QuantRow row = tile[r];
             for (int b = 0; b < 6; b++) {
                 float one = QuantDot.dotFloat(row, x, b);
                 assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(four[b][r]), t + " four weight rows, row " + r + " x " + b);
+                assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(pairs[b * 4 + r]), t + " four weight rows x two activation rows, row " + r + " x " + b);
                 if (QuantDot.fusedSupports(t)) {
                     float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, b);
                     assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r + " x " + b);
