@@ -14,7 +14,8 @@ import javax.management.ObjectName;
  *
  * <p>Installed once, before the kernels compile, through the HotSpot {@code Compiler.directives_add} diagnostic command
  * (the programmatic form of {@code -XX:CompileCommand=dontinline}), so every launcher (server, CLI, tests) gets it. On a
- * JVM without that command the kernels still run, only with run-to-run speed variance.
+ * JVM without that command the kernels still run, only with run-to-run speed variance. {@code -Djuno.jit.directives=false}
+ * leaves the JIT to its defaults.
  */
 final class JitDirectives {
     private static final String PKG = "ml/juno/engine/kernel/cpu/";
@@ -29,7 +30,7 @@ final class JitDirectives {
     private JitDirectives() {}
 
     static synchronized void install() {
-        if (installed) {
+        if (installed || "false".equals(System.getProperty("juno.jit.directives"))) {
             return;
         }
         installed = true;
