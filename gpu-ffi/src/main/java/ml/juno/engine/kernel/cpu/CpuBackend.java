@@ -9,6 +9,7 @@ import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.tensor.GgmlType;
 import ml.juno.engine.kv.KvCache;
 
 /**
@@ -23,10 +24,15 @@ public final class CpuBackend implements Backend {
     static final int TILE = 4;
     private static final int ROWS_PER_CHUNK = 16;
     /**
-     * Activation rows from which decoding each weight row once (to float lanes) beats building the quants in registers
-     * for every activation row (measured on TinyLlama Q4_K_M shapes: decoding costs about as much as four fused rows).
+     * Activation rows from which decoding each weight row once (to float lanes, then tiles of four weight rows × two
+     * activation rows) beats building the quants in registers for every activation row. Measured per row on TinyLlama
+     * shapes (2 threads): for the K-quants the decoded path wins from two rows (Q4_K 5632×2048 at 4 rows: 1.0 vs
+     * 1.8 ms per row; Q6_K 2048×5632: 1.3 vs 3.2), for Q4_0/Q8_0, whose fused kernels are cheaper, only from eight.
      */
-    private static final int DECODE_BATCH = 8;
+    static int decodeBatch(GgmlType t) {
+        return QuantRow.kQuant(t) ? 2 : 8;
+    }
+
     /** Multiply-adds below which a job is not worth fanning out. */
     private static final long PARALLEL_WORK = 1 << 16;
 
@@ -71,7 +77,7 @@ public final class CpuBackend implements Backend {
         }
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
-            if (batch >= DECODE_BATCH || QuantDot.fusedRows(w.type()) == null) {
+            if (batch >= decodeBatch(w.type()) || QuantDot.fusedRows(w.type()) == null) {
                 quantX.toFloatLanes(batch);
             }
             quantMatmul.set(w, quantX, out, batch);
@@ -322,7 +328,7 @@ public final class CpuBackend implements Backend {
                 tilesByWorker[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            QuantDot.Rows fused = batch < DECODE_BATCH ? QuantDot.fusedRows(w.type()) : null;
+            QuantDot.Rows fused = batch < decodeBatch(w.type()) ? QuantDot.fusedRows(w.type()) : null;
             if (fused != null) {
                 // few activation rows: quants built in registers straight from the mapped blocks, no decode buffer
                 // (bit-identical to the path below); the chunk's weight rows stay in cache between activation rows
