@@ -21,4 +21,12 @@ public interface Architecture {
      * {@code allReduce} (ignored for a whole-width shard).
      */
     DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce);
+
+    /**
+     * {@link #load(GgufFile, ModelConfig, ShardSpec, AllReduce)} for sequences of up to {@code contextLength} positions,
+     * for architectures whose weights depend on it (phi3's LongRoPE picks its long factors beyond the original context).
+     */
+    default DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce, int contextLength) {
+        return load(file, config, shard, allReduce);
+    }
 }

@@ -24,7 +24,11 @@ public final class Model implements AutoCloseable {
         this.options = options;
         this.decoder = decoder;
         this.backend = backend;
-        this.contextLength = options.contextLength() > 0 ? options.contextLength()
+        this.contextLength = contextLength(config, options);
+    }
+
+    private static int contextLength(ModelConfig config, EngineOptions options) {
+        return options.contextLength() > 0 ? options.contextLength()
                 : Math.min(config.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
     }
 
@@ -52,7 +56,8 @@ public final class Model implements AutoCloseable {
         String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
         Architecture a = Architectures.forName(arch);
         ModelConfig config = a.config(file);
-        DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE);
+        DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE,
+                contextLength(config, options));
         return new Model(config, options, decoder, backend != null ? backend : new CpuBackend(options.threads()));
     }
 

@@ -21,10 +21,11 @@ import ml.juno.engine.model.block.Rope;
 
 /**
  * {@code phi3} (Phi-3/3.5 mini and medium; llama.cpp {@code llm_build_phi3}): Q, K and V fused in {@code attn_qkv},
- * gate and up fused in {@code ffn_up} (gate rows first, SwiGLU), NeoX RoPE. LongRoPE: the per-pair frequency factors
- * {@code rope_factors_short} (for contexts up to {@code rope.scaling.original_context_length}, which is what the engine
- * runs) and the magnitude factor {@code rope.scaling.attn_factor}, when the file has them. Like llama.cpp, the
- * {@code attention.sliding_window} key is ignored (full attention).
+ * gate and up fused in {@code ffn_up} (gate rows first, SwiGLU), NeoX RoPE. LongRoPE, when the file has it: the
+ * per-pair frequency factors {@code rope_factors_long} when the engine's context per sequence exceeds
+ * {@code rope.scaling.original_context_length}, else {@code rope_factors_short} (llama.cpp's rule), and the magnitude
+ * factor {@code rope.scaling.attn_factor}. Like llama.cpp, the {@code attention.sliding_window} key is ignored (full
+ * attention).
  */
 public final class Phi3Architecture implements Architecture {
 
@@ -40,8 +41,13 @@ public final class Phi3Architecture implements Architecture {
 
     @Override
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
+        return load(file, config, shard, allReduce, config.dims().contextLength());
+    }
+
+    @Override
+    public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce, int contextLength) {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
-        Rope rope = rope(t, file);
+        Rope rope = rope(t, file, contextLength);
         DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
         for (int i = 0; i < layers.length; i++) {
             int l = shard.firstLayer() + i;
@@ -53,11 +59,20 @@ public final class Phi3Architecture implements Architecture {
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 
-    private static Rope rope(ShardTensors t, GgufFile file) {
+    /** Whether a context of {@code contextLength} positions per sequence runs on the long LongRoPE factors. */
+    static boolean longFactors(GgufFile file, ModelConfig config, int contextLength) {
+        String arch = config.architecture();
+        int original = file.metadata().getInt(key(arch, ModelKeys.ROPE_SCALING_ORIG_CTX_LEN), config.dims().contextLength());
+        return contextLength > original;
+    }
+
+    private static Rope rope(ShardTensors t, GgufFile file, int contextLength) {
         RopeConfig r = t.config().rope();
         ModelTensors m = t.tensors();
+        String pick = longFactors(file, t.config(), contextLength) && m.has(ModelKeys.ROPE_FACTORS_LONG)
+                ? ModelKeys.ROPE_FACTORS_LONG : ModelKeys.ROPE_FACTORS_SHORT;
         float[] factors = m.has(ModelKeys.ROPE_FREQS) ? m.vector(ModelKeys.ROPE_FREQS, r.dims() / 2)
-                : m.optionalVector(ModelKeys.ROPE_FACTORS_SHORT, r.dims() / 2).orElse(null);
+                : m.optionalVector(pick, r.dims() / 2).orElse(null);
         float attnFactor = file.metadata().getFloat(key(t.config().architecture(), ModelKeys.ROPE_SCALING_ATTN_FACTOR), 1f);
         return new Rope(r.dims(), r.freqBase(), r.freqScale(), factors, true, attnFactor);
     }
