@@ -12,8 +12,13 @@ import java.util.Map;
  */
 final class AppProcess {
 
-    /** The flags every Juno JVM needs: the Vector API incubator module and native access for FFM. */
-    static final List<String> JVM_FLAGS = List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED");
+    /**
+     * The flags every Juno JVM needs: the Vector API incubator module and native access for FFM, plus a loop-unroll
+     * limit high enough for C2 to unroll the quantized kernels' sub-block loops (its default of 60 nodes leaves the
+     * Q4_K/Q5_K/Q6_K loops rolled; measured +22% decode tokens/s on TinyLlama Q4_K_M).
+     */
+    static final List<String> JVM_FLAGS = List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+            "-XX:LoopUnrollLimit=300");
 
     private AppProcess() {}
 

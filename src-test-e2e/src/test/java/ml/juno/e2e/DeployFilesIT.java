@@ -92,7 +92,7 @@ class DeployFilesIT {
         }
         String entry = Files.readString(DEPLOY.resolve("docker/juno-entrypoint.sh"));
         String node = Files.readString(DEPLOY.resolve("docker/node.Dockerfile"));
-        for (String flag : List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED")) {
+        for (String flag : List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-XX:LoopUnrollLimit=300")) {
             assertTrue(entry.contains(flag) && node.contains(flag), flag);
         }
         Shell.Result syntax = Shell.run(List.of("sh", "-n", DEPLOY.resolve("docker/juno-entrypoint.sh").toString()), ROOT,
