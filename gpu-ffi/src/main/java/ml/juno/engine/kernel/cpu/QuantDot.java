@@ -663,15 +663,18 @@ final class QuantDot {
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
             IntVector a = IntVector.zero(I8);
-            // sub-block j (16 elements): half n = j/8, within it quarter k = (j%8)/2 and lanes l = 16·(j%2);
-            // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k
-            for (int j = 0; j < 16; j++) {
-                int n = j >> 3;
-                int k = (j & 7) >> 1;
-                int l = (j & 1) * 16;
-                ByteVector nib = nibbles(load16(s, o + n * 64L + (k & 1) * 32L + l), 4 * (k >> 1));
-                ShortVector w = q6(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
-                a = a.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
+            // sub-block j = 8n + jj (16 elements): half n, within it quarter k = jj/2 and lanes l = 16·(jj%2);
+            // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k. Two loops of
+            // eight: C2 unrolls an eight-trip loop of this body fully within -XX:LoopUnrollLimit=300, not one of 16.
+            for (int n = 0; n < 2; n++) {
+                for (int jj = 0; jj < 8; jj++) {
+                    int j = 8 * n + jj;
+                    int k = jj >> 1;
+                    int l = (jj & 1) * 16;
+                    ByteVector nib = nibbles(load16(s, o + n * 64L + (k & 1) * 32L + l), 4 * (k >> 1));
+                    ShortVector w = q6(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
+                    a = a.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
+                }
             }
             acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
         }

@@ -278,16 +278,18 @@ public final class QuantRow {
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
             d[b] = half(s, o + 208);
-            // same sub-block walk as QuantDot.fusedQ6_K
-            for (int j = 0; j < 16; j++) {
-                sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
-                int n = j >> 3;
-                int k = (j & 7) >> 1;
-                int l = (j & 1) * 16;
-                ByteVector src = ByteVector.fromMemorySegment(QuantDot.B16, s, o + n * 64L + (k & 1) * 32L + l, LE);
-                ByteVector nib = QuantDot.nibbles(src, 4 * (k >> 1));
-                ByteVector h = ByteVector.fromMemorySegment(QuantDot.B16, s, o + 128 + n * 32L + l, LE);
-                QuantDot.q6(nib, h, 2 * k).intoArray(q, b * 256 + 16 * j);
+            // same sub-block walk as QuantDot.fusedQ6_K (two loops of eight, which C2 unrolls fully)
+            for (int n = 0; n < 2; n++) {
+                for (int jj = 0; jj < 8; jj++) {
+                    int j = 8 * n + jj;
+                    sc[b * 16 + j] = ScalarDecode.i8(s, o + 192 + j);
+                    int k = jj >> 1;
+                    int l = (jj & 1) * 16;
+                    ByteVector src = ByteVector.fromMemorySegment(QuantDot.B16, s, o + n * 64L + (k & 1) * 32L + l, LE);
+                    ByteVector nib = QuantDot.nibbles(src, 4 * (k >> 1));
+                    ByteVector h = ByteVector.fromMemorySegment(QuantDot.B16, s, o + 128 + n * 32L + l, LE);
+                    QuantDot.q6(nib, h, 2 * k).intoArray(q, b * 256 + 16 * j);
+                }
             }
         }
     }
