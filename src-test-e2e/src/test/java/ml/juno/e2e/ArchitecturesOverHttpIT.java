@@ -38,7 +38,7 @@ class ArchitecturesOverHttpIT {
         String id = "tiny-" + arch + "-random-Q8_0";
         Path model = MODELS.resolve("testdata/tiny-random/" + id + ".gguf");
         JsonNode ref = JSON.readTree(MODELS.resolve("testdata/reference/" + id + "__p1_once_upon.json").toFile());
-        try (AppLauncher server = start(model)) {
+        try (AppLauncher server = LocalServer.start(model, "-Xmx256m", "--threads", "1")) {
             JsonNode tok = post(server, "/v1/tokenize", JSON.createObjectNode().put("model", id).put("text", ref.get("prompt").asText())
                     .put("add_special", true).put("parse_special", false));
             assertEquals(ref.get("prompt_tokens").toString(), tok.get("tokens").toString(), arch + " prompt ids");
@@ -83,20 +83,6 @@ class ArchitecturesOverHttpIT {
             n = Math.min(n, eog.asInt());
         }
         return n;
-    }
-
-    private AppLauncher start(Path model) throws Exception {
-        Path root = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
-        Path app = Path.of(System.getProperty("juno.coordinator.app", root.resolve("coordinator-service/target/quarkus-app").toString()));
-        int port = AppLauncher.freePort();
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
-                "-Djuno.home=" + root, "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno",
-                "local", "--model-path", model.toString(), "--api-port", Integer.toString(port), "--host", "127.0.0.1",
-                "--threads", "1");
-        AppLauncher s = AppLauncher.startCommand("juno-local-" + model.getFileName(), port, cmd, Duration.ofSeconds(60));
-        LocalServer.awaitReady(s, Duration.ofSeconds(60));
-        return s;
     }
 
     private JsonNode post(AppLauncher server, String path, JsonNode body) throws Exception {

@@ -23,21 +23,31 @@ public final class LocalServer {
 
     public static synchronized AppLauncher get() throws IOException, InterruptedException {
         if (server == null || !server.process().isAlive()) {
-            // through the launcher's own command, as a user runs it: juno local --model-path M --api-port P
             Path root = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
-            Path app = Path.of(System.getProperty("juno.coordinator.app", root.resolve("coordinator-service/target/quarkus-app").toString()));
             Path model = Path.of(System.getProperty("juno.models.dir", root.resolve("models").toString()), "stories260K.gguf").toAbsolutePath();
-            int port = AppLauncher.freePort();
-            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx128m",
-                    "-Djuno.home=" + root, "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno",
-                    "local", "--model-path", model.toString(), "--api-port", Integer.toString(port), "--host", "127.0.0.1");
-            AppLauncher s = AppLauncher.startCommand("juno-local", port, cmd, Duration.ofSeconds(60));
-            awaitReady(s, Duration.ofSeconds(60));
+            AppLauncher s = start(model, "-Xmx128m");
             Runtime.getRuntime().addShutdownHook(new Thread(s::close, "juno-e2e-local-server-stop"));
             server = s;
         }
         return server;
+    }
+
+    /**
+     * A new {@code juno local} on {@code model} through the launcher's own command, as a user runs it
+     * ({@code juno local --model-path M --api-port P}), extra CLI options appended; returns once it is ready.
+     */
+    public static AppLauncher start(Path model, String heap, String... options) throws IOException, InterruptedException {
+        Path root = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
+        Path app = Path.of(System.getProperty("juno.coordinator.app", root.resolve("coordinator-service/target/quarkus-app").toString()));
+        int port = AppLauncher.freePort();
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", heap,
+                "-Djuno.home=" + root, "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno",
+                "local", "--model-path", model.toString(), "--api-port", Integer.toString(port), "--host", "127.0.0.1"));
+        cmd.addAll(List.of(options));
+        AppLauncher s = AppLauncher.startCommand("juno-local-" + model.getFileName(), port, cmd, Duration.ofSeconds(60));
+        awaitReady(s, Duration.ofSeconds(60));
+        return s;
     }
 
     /** Waits until {@code /q/health/ready} answers 200 (the model is loaded). */

@@ -296,6 +296,9 @@ final class QuantDot {
         }
     }
 
+    // A near-copy of dotFloat4x2K on purpose (as dotFloat4Legacy is of dotFloat4K): sharing the FMA block through a
+    // helper would pass vectors across a call, which boxes them unless C2 inlines it, and these methods are near its
+    // inlining limit.
     private static void dotFloat4x2Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
         int cols = w[0].cols;
         int xo = xRow * cols;

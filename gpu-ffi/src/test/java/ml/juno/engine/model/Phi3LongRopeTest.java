@@ -1,20 +1,14 @@
-package ml.juno.engine.model.phi3;
+package ml.juno.engine.model;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.GgufWriter;
 import ml.juno.engine.kv.KvType;
-import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
-import ml.juno.engine.model.InferenceSession;
-import ml.juno.engine.model.Model;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,13 +26,7 @@ class Phi3LongRopeTest {
     Path tmp;
 
     private static Path source() {
-        for (Path p : List.of(Path.of("../models/testdata/tiny-random/tiny-phi3-random-F16.gguf"),
-                Path.of("models/testdata/tiny-random/tiny-phi3-random-F16.gguf"))) {
-            if (Files.exists(p)) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("tiny-phi3-random-F16.gguf not found");
+        return ReferenceCase.modelFile("tiny-phi3-random-F16.gguf");
     }
 
     private static float[] factors(int n, float step) {
