@@ -293,6 +293,8 @@ public final class CpuBackend implements Backend {
      */
     private static final class QuantMatmulJob implements ComputePool.Body {
         private final QuantRow[][] tilesByWorker;
+        /** Per worker: a tile's K-quant min terms with every activation row ({@link QuantDot#kCorrections}). */
+        private final float[][] corrByWorker;
         private WeightMatrix w;
         private QuantActivations x;
         private float[] out;
@@ -300,6 +302,7 @@ public final class CpuBackend implements Backend {
 
         QuantMatmulJob(int threads) {
             tilesByWorker = new QuantRow[threads][];
+            corrByWorker = new float[threads][];
         }
 
         void set(WeightMatrix w, QuantActivations x, float[] out, int batch) {
@@ -337,6 +340,7 @@ public final class CpuBackend implements Backend {
                 }
                 return;
             }
+            boolean kQuant = QuantRow.kQuant(w.type());
             // a tile of four weight rows decoded once (L1-resident, as exact integers in float lanes), then dotted with
             // every activation row, each activation load shared by the four rows
             for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
@@ -346,9 +350,22 @@ public final class CpuBackend implements Backend {
                     tile[t].toFloatLanes();
                 }
                 int b = 0;
-                if (n == TILE) {
-                    for (; b + 1 < batch; b += 2) {
-                        QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows);
+                if (n == TILE && batch > 1) {
+                    if (kQuant) {
+                        // the four rows' min terms with every activation row, eight activation rows per vector
+                        float[] corr = corrByWorker[worker];
+                        if (corr == null || corr.length < TILE * batch) {
+                            corr = new float[TILE * batch];
+                            corrByWorker[worker] = corr;
+                        }
+                        QuantDot.kCorrections(tile, TILE, x, batch, corr);
+                        for (; b + 1 < batch; b += 2) {
+                            QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows, corr, b, batch);
+                        }
+                    } else {
+                        for (; b + 1 < batch; b += 2) {
+                            QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows);
+                        }
                     }
                 }
                 for (; b < batch; b++) {

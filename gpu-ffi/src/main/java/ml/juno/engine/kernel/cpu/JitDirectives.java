@@ -22,7 +22,7 @@ final class JitDirectives {
     private static final String[] KERNELS = {
         "QuantRow.decode", "QuantRow.toFloatLanes",
         "QuantDot.dotFloat4x2K", "QuantDot.dotFloat4x2Legacy", "QuantDot.dotFloat4K", "QuantDot.dotFloat4Legacy",
-        "QuantDot.dotFloat", "QuantDot.kCorrection32",
+        "QuantDot.dotFloat", "QuantDot.kCorrection32", "QuantDot.kCorrections",
         "VectorDecode.decode",
     };
     private static volatile boolean installed;

@@ -14,6 +14,13 @@ public final class QuantActivations {
     float[] sums = new float[0];
     /** Q8_K: sum of the quants of every 32 ({@code [batch][cols/32]}), for the Q4_K/Q5_K min terms. */
     int[] sums32 = new int[0];
+    /**
+     * Q8_K, by activation row last (after {@link #toFloatLanes}): {@code sumsByRow[(8b + j)·batch + r]} = sum of sub-block
+     * j of super-block b of row r, as a float, and {@code dByRow[b·batch + r]} = that super-block's scale; so one vector
+     * holds eight rows' values, for the K-quant min terms of many rows at once ({@link QuantDot#kCorrections}).
+     */
+    float[] sumsByRow = new float[0];
+    float[] dByRow = new float[0];
     /** The quants as floats in {@link QuantDot#lanes lane order} ({@code [batch][cols]}), after {@link #toFloatLanes}. */
     float[] qf = new float[0];
     int cols;
@@ -46,6 +53,19 @@ public final class QuantActivations {
         int n = batch * cols;
         if (qf.length < n) {
             qf = new float[q.length];
+            sumsByRow = new float[q.length / 32];
+            dByRow = new float[q.length / 256];
+        }
+        if (blockSize == 256) {
+            int nb = cols / 256;
+            for (int r = 0; r < batch; r++) {
+                for (int b = 0; b < nb; b++) {
+                    dByRow[b * batch + r] = d[r * nb + b];
+                    for (int j = 0; j < 8; j++) {
+                        sumsByRow[(8 * b + j) * batch + r] = sums32[(r * nb + b) * 8 + j];
+                    }
+                }
+            }
         }
         for (int e = 0; e < n; e += 32) {
             QuantDot.lanes(q, e, qf, e, 1f, 1f);

@@ -229,13 +229,65 @@ final class QuantDot {
      */
     static void dotFloat4x2(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
         if (QuantRow.kQuant(w[0].type)) {
-            dotFloat4x2K(w, x, xRow, out, o0, next);
+            float[] corr = w[0].corr8;
+            for (int t = 0; t < 4; t++) {
+                corr[2 * t] = kCorrection(w[t], x, xRow);
+                corr[2 * t + 1] = kCorrection(w[t], x, xRow + 1);
+            }
+            dotFloat4x2K(w, x, xRow, out, o0, next, corr, 0, 2);
         } else {
             dotFloat4x2Legacy(w, x, xRow, out, o0, next);
         }
     }
 
-    private static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+    /**
+     * {@link #dotFloat4x2} of K-quant rows with their min terms given: weight row t with activation row {@code xRow + i}
+     * subtracts {@code corr[cAt + t·cStride + i]} (as {@link #kCorrections} computes them for a whole batch).
+     */
+    static void dotFloat4x2(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next, float[] corr, int cAt, int cStride) {
+        dotFloat4x2K(w, x, xRow, out, o0, next, corr, cAt, cStride);
+    }
+
+    /**
+     * {@code corr[t·batch + r]} = {@link #kCorrection} of weight row {@code w[t]} ({@code t < n}) with activation row r,
+     * bit-identical to it. For Q4_K/Q5_K eight activation rows at a time: per super-block, eight FMAs over the
+     * sub-blocks give the eight rows' {@code Σ_j m_j·S_j} (integers below 2^24, exact in any order), two lane-wise
+     * multiplies round {@code dmin·dx·msum} as the scalar expression does, and a lane-wise add accumulates the
+     * super-blocks in order. One such term per (row, activation row) and super-block, one reduction each, cost a third
+     * of a batched product's time.
+     */
+    static void kCorrections(QuantRow[] w, int n, QuantActivations x, int batch, float[] corr) {
+        GgmlType type = w[0].type;
+        boolean vector = type == GgmlType.Q4_K || type == GgmlType.Q5_K;
+        float[] sums = x.sumsByRow;
+        float[] dx = x.dByRow;
+        for (int t = 0; t < n; t++) {
+            QuantRow row = w[t];
+            int r = 0;
+            if (vector) {
+                float[] m = row.m;
+                int nb = row.cols / 256;
+                for (; r + 8 <= batch; r += 8) {
+                    FloatVector c = FloatVector.zero(F8);
+                    for (int b = 0; b < nb; b++) {
+                        int s0 = 8 * b * batch + r;
+                        FloatVector ms = f8(sums, s0).mul(m[8 * b]);
+                        for (int j = 1; j < 8; j++) {
+                            ms = f8(sums, s0 + j * batch).fma(FloatVector.broadcast(F8, m[8 * b + j]), ms);
+                        }
+                        c = c.add(FloatVector.broadcast(F8, row.dmin[b]).mul(f8(dx, b * batch + r)).mul(ms));
+                    }
+                    c.intoArray(corr, t * batch + r);
+                }
+            }
+            for (; r < batch; r++) {
+                corr[t * batch + r] = kCorrection(row, x, r);
+            }
+        }
+    }
+
+    private static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next,
+                                     float[] corr, int cAt, int cStride) {
         int cols = w[0].cols;
         int xo = xRow * cols;
         int yo = xo + cols;
@@ -291,8 +343,8 @@ final class QuantDot {
         float[] ln = w[0].lanes;
         store8(ln, c0, c1, c2, c3, d0, d1, d2, d3);
         for (int t = 0; t < 4; t++) {
-            out[o0 + t] = sumLanes(ln, 8 * t) - kCorrection(w[t], x, xRow);
-            out[o0 + next + t] = sumLanes(ln, 32 + 8 * t) - kCorrection(w[t], x, xRow + 1);
+            out[o0 + t] = sumLanes(ln, 8 * t) - corr[cAt + t * cStride];
+            out[o0 + next + t] = sumLanes(ln, 32 + 8 * t) - corr[cAt + t * cStride + 1];
         }
     }
 

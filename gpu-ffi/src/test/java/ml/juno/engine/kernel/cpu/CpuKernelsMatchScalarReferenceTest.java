@@ -136,6 +136,27 @@ class CpuKernelsMatchScalarReferenceTest {
     }
 
     @ParameterizedTest(name = "{0}")
+    @MethodSource("quantTypes")
+    void batchedMatmul_isBitIdenticalToEachRowAlone(GgmlType t) {
+        // 37 rows: chunks of 16 with a partial last tile; 9 activation rows: pairs and an odd one; ten super-blocks
+        // (the K-quant min terms go eight super-blocks at a time, then one by one)
+        int rows = 37;
+        int cols = 2560;
+        WeightMatrix w = WeightMatrix.dense("w", t, RandomBlocks.of(t, rows, cols, 11), rows, cols);
+        int batch = 9;
+        float[] x = gaussian(batch * cols, 12);
+        float[] out = new float[batch * rows];
+        CPU.matmul(w, x, out, batch);
+        float[] one = new float[rows];
+        for (int b = 0; b < batch; b++) {
+            CPU.matmul(w, java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols), one, 1);
+            for (int r = 0; r < rows; r++) {
+                assertEquals(Float.floatToIntBits(one[r]), Float.floatToIntBits(out[b * rows + r]), t + " row " + r + " x " + b);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
     @MethodSource("types")
     void matmul_matchesScalarReference_forEveryBatchSize(GgmlType t) {
         int rows = 37;

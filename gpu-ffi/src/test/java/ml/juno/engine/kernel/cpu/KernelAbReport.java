@@ -27,7 +27,8 @@ import ml.juno.engine.kernel.WeightMatrix;
  * </pre>
  *
  * Both loaders get this JVM's class path with the engine's {@code classes} folder replaced by OLD_CLASSES or
- * NEW_CLASSES. JVM flags and installed compiler directives apply to both sides.
+ * NEW_CLASSES. JVM flags and installed compiler directives apply to both sides. {@code -Djuno.ab.rows=N} times only the
+ * first N rows (e.g. a matrix that stays in L2, to time the kernels' arithmetic alone).
  */
 public final class KernelAbReport {
 
@@ -42,7 +43,9 @@ public final class KernelAbReport {
             }
             try (GgufFile f = GgufFile.open(Path.of(file))) {
                 GgufTensorInfo t = f.tensor(tensor);
-                WeightMatrix w = WeightMatrix.dense(tensor, t.type(), f.data(t), (int) t.rowCount(), (int) t.rowLength());
+                int rows = (int) Math.min(t.rowCount(), Long.getLong("juno.ab.rows", t.rowCount()));
+                WeightMatrix w = WeightMatrix.dense(tensor, t.type(), f.data(t).asSlice(0, rows * t.type().byteSize(t.rowLength())),
+                        rows, (int) t.rowLength());
                 float[] x = new float[batch * w.cols()];
                 java.util.Random r = new java.util.Random(1);
                 for (int i = 0; i < x.length; i++) {
