@@ -135,6 +135,23 @@ class CpuKernelsMatchScalarReferenceTest {
         }
     }
 
+    @Test
+    void packedK4ScalesAndMins_equalTheScalarUnpacking() {
+        java.util.Random r = new java.util.Random(5);
+        MemorySegment s = MemorySegment.ofArray(new byte[12]);
+        for (int n = 0; n < 20_000; n++) {
+            for (int i = 0; i < 12; i++) {
+                s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (n < 256 ? (i == n % 12 ? n : 0) : r.nextInt(256)));
+            }
+            long lo = s.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+            int hi = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 8);
+            for (int j = 0; j < 8; j++) {
+                assertEquals(ScalarDecode.scaleK4(s, 0, j), QuantDot.k4(QuantDot.scalesK4(lo, hi), j), "scale " + j);
+                assertEquals(ScalarDecode.minK4(s, 0, j), QuantDot.k4(QuantDot.minsK4(lo, hi), j), "min " + j);
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("quantTypes")
     void batchedMatmul_isBitIdenticalToEachRowAlone(GgmlType t) {
