@@ -206,7 +206,10 @@ final class BenchCommand implements Callable<Integer> {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());
             }
             SplittableRandom random = new SplittableRandom(42);
-            run(engine, random, max, p, Math.min(n, 4)); // warm-up, untimed
+            // warm-up, untimed: one sequence alone runs the single-row kernels, several run the batched ones; without
+            // the first, level 1 would time the JIT compiling them
+            run(engine, random, 1, p, Math.min(n, 8));
+            run(engine, random, max, p, Math.min(n, 4));
             for (int c : concurrency) {
                 levels.add(run(engine, random, c, p, n));
             }

@@ -25,12 +25,17 @@ public final class CpuBackend implements Backend {
     private static final int ROWS_PER_CHUNK = 16;
     /**
      * Activation rows from which decoding each weight row once (to float lanes, then tiles of four weight rows × two
-     * activation rows) beats building the quants in registers for every activation row. Measured per row on TinyLlama
-     * shapes (2 threads): for the K-quants the decoded path wins from two rows (Q4_K 5632×2048 at 4 rows: 1.0 vs
-     * 1.8 ms per row; Q6_K 2048×5632: 1.3 vs 3.2), for Q4_0/Q8_0, whose fused kernels are cheaper, only from eight.
+     * activation rows) beats building the quants in registers for every activation row. Measured per matrix on
+     * TinyLlama shapes (2 threads, same-JVM A/B): Q4_K 5632×2048 fused vs decoded 1.8 vs 2.5 ms at 2 rows, equal at 4,
+     * 4.4 vs 7.0 at 8; Q6_K 2048×5632 equal at 2, 3.4 vs 5.8 ms at 4; Q4_0/Q8_0, whose fused kernels are cheaper, from
+     * eight. Q5_K's fused kernel is slower than Q4_K's (its loop stays rolled), so it decodes from two.
      */
     static int decodeBatch(GgmlType t) {
-        return QuantRow.kQuant(t) ? 2 : 8;
+        return switch (t) {
+            case Q4_K -> 4;
+            case Q4_0, Q8_0 -> 8;
+            default -> 2;
+        };
     }
 
     /** Multiply-adds below which a job is not worth fanning out. */
