@@ -365,7 +365,7 @@ public final class CpuBackend implements Backend {
                         }
                         QuantDot.kCorrections(tile, TILE, x, batch, corr);
                         for (; b + 1 < batch; b += 2) {
-                            QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows, corr, b, batch);
+                            QuantDot.dotFloat4x2K(tile, x, b, out, b * rows + r0, rows, corr, b, batch);
                         }
                     } else {
                         for (; b + 1 < batch; b += 2) {

@@ -80,8 +80,8 @@ final class QuantDot {
         return ShortVector.fromArray(S16, a, i);
     }
 
-    private static final java.lang.foreign.ValueLayout.OfLong U64 = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
-    private static final java.lang.foreign.ValueLayout.OfInt U32 = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    static final java.lang.foreign.ValueLayout.OfLong U64 = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    static final java.lang.foreign.ValueLayout.OfInt U32 = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
 
     /**
      * The eight 6-bit scales of a Q4_K/Q5_K super-block, one per byte, sub-blocks 0..3 in the low int and 4..7 in the
@@ -248,14 +248,6 @@ final class QuantDot {
     }
 
     /**
-     * {@link #dotFloat4x2} of K-quant rows with their min terms given: weight row t with activation row {@code xRow + i}
-     * subtracts {@code corr[cAt + t·cStride + i]} (as {@link #kCorrections} computes them for a whole batch).
-     */
-    static void dotFloat4x2(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next, float[] corr, int cAt, int cStride) {
-        dotFloat4x2K(w, x, xRow, out, o0, next, corr, cAt, cStride);
-    }
-
-    /**
      * {@code corr[t·batch + r]} = {@link #kCorrection} of weight row {@code w[t]} ({@code t < n}) with activation row r,
      * bit-identical to it. For Q4_K/Q5_K eight activation rows at a time: per super-block, eight FMAs over the
      * sub-blocks give the eight rows' {@code Σ_j m_j·S_j} (integers below 2^24, exact in any order), two lane-wise
@@ -293,8 +285,12 @@ final class QuantDot {
         }
     }
 
-    private static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next,
-                                     float[] corr, int cAt, int cStride) {
+    /**
+     * {@link #dotFloat4x2} of K-quant rows with their min terms given: weight row t with activation row {@code xRow + i}
+     * subtracts {@code corr[cAt + t·cStride + i]} (as {@link #kCorrections} computes them for a whole batch).
+     */
+    static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next,
+                             float[] corr, int cAt, int cStride) {
         int cols = w[0].cols;
         int xo = xRow * cols;
         int yo = xo + cols;

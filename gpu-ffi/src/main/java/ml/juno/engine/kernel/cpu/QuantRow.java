@@ -13,8 +13,6 @@ import ml.juno.engine.tensor.GgmlType;
  * Decoding has a scalar reference and a vector path producing the same numbers.
  */
 public final class QuantRow {
-    private static final java.lang.foreign.ValueLayout.OfLong U64 = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final java.lang.foreign.ValueLayout.OfInt U32 = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     final short[] q;
     /** The quants as floats in {@link QuantDot#lanes lane order}, times their sub-block scale for K-quants. */
     final float[] wf;
@@ -262,8 +260,8 @@ public final class QuantRow {
             dmin[b] = half(s, o + 2);
             long qs = o + (five ? 48 : 16);
             // same sub-block walk as QuantDot.fusedQ45_K (small loop bodies keep the JIT within its inlining limits)
-            long sLo = s.get(U64, o + 4);
-            int sHi = s.get(U32, o + 12);
+            long sLo = s.get(QuantDot.U64, o + 4);
+            int sHi = s.get(QuantDot.U32, o + 12);
             long scales = QuantDot.scalesK4(sLo, sHi);
             long mins = QuantDot.minsK4(sLo, sHi);
             for (int j = 0; j < 8; j++) {
