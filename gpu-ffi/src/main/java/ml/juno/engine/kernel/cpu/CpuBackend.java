@@ -369,7 +369,7 @@ public final class CpuBackend implements Backend {
                         }
                     } else {
                         for (; b + 1 < batch; b += 2) {
-                            QuantDot.dotFloat4x2(tile, x, b, out, b * rows + r0, rows);
+                            QuantDot.dotFloat4x2Legacy(tile, x, b, out, b * rows + r0, rows);
                         }
                     }
                 }

@@ -229,25 +229,6 @@ final class QuantDot {
     }
 
     /**
-     * {@link #dotFloat4} of the same four weight rows with two activation rows ({@code xRow}, {@code xRow + 1}; results at
-     * {@code out[o0..]} and {@code out[o0 + next..]}): eight independent FMA chains hide the FMA latency and each weight
-     * load serves two rows (0.75 loads per FMA). The integer lane sums are exact in any order, so every result is still
-     * bit-identical to {@link #dotFloat}.
-     */
-    static void dotFloat4x2(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
-        if (QuantRow.kQuant(w[0].type)) {
-            float[] corr = w[0].corr8;
-            for (int t = 0; t < 4; t++) {
-                corr[2 * t] = kCorrection(w[t], x, xRow);
-                corr[2 * t + 1] = kCorrection(w[t], x, xRow + 1);
-            }
-            dotFloat4x2K(w, x, xRow, out, o0, next, corr, 0, 2);
-        } else {
-            dotFloat4x2Legacy(w, x, xRow, out, o0, next);
-        }
-    }
-
-    /**
      * {@code corr[t·batch + r]} = {@link #kCorrection} of weight row {@code w[t]} ({@code t < n}) with activation row r,
      * bit-identical to it. For Q4_K/Q5_K eight activation rows at a time: per super-block, eight FMAs over the
      * sub-blocks give the eight rows' {@code Σ_j m_j·S_j} (integers below 2^24, exact in any order), two lane-wise
@@ -286,8 +267,11 @@ final class QuantDot {
     }
 
     /**
-     * {@link #dotFloat4x2} of K-quant rows with their min terms given: weight row t with activation row {@code xRow + i}
-     * subtracts {@code corr[cAt + t·cStride + i]} (as {@link #kCorrections} computes them for a whole batch).
+     * {@link #dotFloat4} of the same four K-quant weight rows with two activation rows ({@code xRow}, {@code xRow + 1};
+     * results at {@code out[o0..]} and {@code out[o0 + next..]}): eight independent FMA chains hide the FMA latency and
+     * each weight load serves two rows (0.75 loads per FMA). The integer lane sums are exact in any order, so every
+     * result is still bit-identical to {@link #dotFloat}. The min terms are given: weight row t with activation row
+     * {@code xRow + i} subtracts {@code corr[cAt + t·cStride + i]} ({@link #kCorrections} computes them for a batch).
      */
     static void dotFloat4x2K(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next,
                              float[] corr, int cAt, int cStride) {
@@ -354,7 +338,8 @@ final class QuantDot {
     // A near-copy of dotFloat4x2K on purpose (as dotFloat4Legacy is of dotFloat4K): sharing the FMA block through a
     // helper would pass vectors across a call, which boxes them unless C2 inlines it, and these methods are near its
     // inlining limit.
-    private static void dotFloat4x2Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+    /** {@link #dotFloat4x2K} for the 32-blocks (Q4_0…Q8_0), whose min terms (Q4_1/Q5_1) it adds itself. */
+    static void dotFloat4x2Legacy(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
         int cols = w[0].cols;
         int xo = xRow * cols;
         int yo = xo + cols;

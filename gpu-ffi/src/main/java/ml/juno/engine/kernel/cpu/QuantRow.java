@@ -20,10 +20,8 @@ public final class QuantRow {
     final float[] d;
     final float[] dmin;
     final float[] m;
-    /** Scratch for the lanes of eight accumulators ({@link QuantDot#dotFloat4x2}). */
+    /** Scratch for the lanes of eight accumulators ({@link QuantDot#dotFloat4x2K}). */
     final float[] lanes = new float[64];
-    /** Scratch for the min terms of four rows × two activation rows ({@link QuantDot#dotFloat4x2}). */
-    final float[] corr8 = new float[8];
     GgmlType type;
     int cols;
 

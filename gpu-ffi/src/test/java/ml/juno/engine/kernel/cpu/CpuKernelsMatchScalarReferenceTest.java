@@ -116,8 +116,14 @@ class CpuKernelsMatchScalarReferenceTest {
             QuantDot.dotFloat4(tile, x, b, four[b], 0);
         }
         float[] pairs = new float[6 * 4]; // [activation row][weight row], two activation rows per call
+        float[] corr = new float[4 * 6]; // the K-quant min terms of the four rows with the six activation rows
+        QuantDot.kCorrections(tile, 4, x, 6, corr);
         for (int b = 0; b < 6; b += 2) {
-            QuantDot.dotFloat4x2(tile, x, b, pairs, b * 4, 4);
+            if (QuantRow.kQuant(t)) {
+                QuantDot.dotFloat4x2K(tile, x, b, pairs, b * 4, 4, corr, b, 6);
+            } else {
+                QuantDot.dotFloat4x2Legacy(tile, x, b, pairs, b * 4, 4);
+            }
         }
         for (int r = 0; r < 4; r++) {
             QuantRow row = tile[r];
