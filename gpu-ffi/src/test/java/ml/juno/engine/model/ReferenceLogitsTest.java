@@ -24,15 +24,21 @@ import org.junit.jupiter.params.provider.MethodSource;
  * logits of the generated steps (fed the reference tokens) and the greedy tokens up to the first step whose top-1/top-2
  * gap is within the tolerance. Each model file is loaded once for the whole class.
  *
- * <p>Tolerance: the brief's (1e-3·max(1,|x|) for F16, 2e-2 quantized), or twice this case's <em>rounding noise</em>
- * when that is larger. The noise is measured here: the largest logit difference between this engine's vector and
- * scalar backends, between the whole model and two tensor-parallel ranks (three computations that differ only in float
- * summation order), and the logit change when the hidden states after layer 0 move by one ulp. Rounding activations to F16 (F16
- * weights), quantizing them to Q8 blocks, and ggml's F16 GELU table are discontinuous, so a one-ulp order difference
- * that moves a value across a rounding boundary changes it by a whole F16/Q8 step, and these random models amplify
- * that to 1e-3..1e-1 on the logits; llama.cpp sums in its own SIMD order, so it lands within that noise, not below
- * it. Where the noise is below the brief's tolerance (most quantized cases: both backends form the same integer block
- * sums) the brief's tolerance is what is asserted.
+ * <p>Tolerance. The top-5 logits (every prompt position, every generated step) and the greedy tokens are held to the
+ * brief's tolerance, 1e-3·max(1,|x|) for F16 and 2e-2 for quantized files, in every case but the one {@link #FLIPS}.
+ * The full logit vector after the prompt, which the brief does not ask for, is held to that or to twice this case's
+ * <em>rounding noise</em> when that is larger. The noise is measured here: the largest logit difference between this
+ * engine's vector and scalar backends, between the whole model and two tensor-parallel ranks (three computations that
+ * differ only in float summation order), and the logit change when the hidden states after layer 0 move by one ulp.
+ * Rounding activations to F16 (F16 weights), quantizing them to Q8 blocks, and ggml's F16 GELU table are
+ * discontinuous, so a one-ulp order difference that moves a value across a rounding boundary changes it by a whole
+ * F16/Q8 step, and these random models amplify that to 1e-3..1e-1 on the logits. The engine therefore follows the
+ * llama.cpp build that made the references (AVX-512): F32/F16 rows summed in tinyBLAS's 16 lanes (ggml_vec_dot_f16's
+ * order for F16 rows that are not a multiple of 16), ggml's vector exp in SiLU and softmax, the same integer block sums
+ * for quantized rows, expert outputs added in rank order. The prompt rows then match to about 1e-6 in almost every
+ * case. Single-token steps differ more (up to 0.35× the brief's F16 tolerance): for a one-row product llama.cpp
+ * evidently uses ggml_vec_dot_f16's order (a probe that did so for single rows made most of those steps match to
+ * 1e-6), which this engine does not follow, because a row's result must not depend on what shares its batch.
  */
 class ReferenceLogitsTest {
     private static final Map<Path, GgufFile> FILES = new HashMap<>();
@@ -199,14 +205,30 @@ class ReferenceLogitsTest {
      */
     static final Map<String, Float> UNEXPLAINED = Map.of("tiny-llama-random-Q6_K-pure__p2_little_dog", 0.2f);
 
-    /** Per case: the largest |ours − llama.cpp| seen and its largest ratio to the brief's tolerance (printed at the end). */
+    /**
+     * Per case: the largest |ours − llama.cpp| over the top-5 logits and over the full vector, each with its largest
+     * ratio to the brief's tolerance (printed at the end).
+     */
     private static final Map<String, float[]> WORST = new java.util.TreeMap<>();
 
-    private static synchronized void record(ReferenceCase c, float ours, float ref) {
-        float[] w = WORST.computeIfAbsent(c.name(), k -> new float[2]);
+    private static synchronized void record(ReferenceCase c, float ours, float ref, boolean top5) {
+        float[] w = WORST.computeIfAbsent(c.name(), k -> new float[4]);
+        int at = top5 ? 0 : 2;
         float d = Math.abs(ours - ref);
-        w[0] = Math.max(w[0], d);
-        w[1] = Math.max(w[1], d / c.strictTolerance(ref));
+        w[at] = Math.max(w[at], d);
+        w[at + 1] = Math.max(w[at + 1], d / c.strictTolerance(ref));
+    }
+
+    /**
+     * The one case that misses the brief's tolerance, {@link #UNEXPLAINED} (a single-type Q6_K file that issue #9 does
+     * not cover); it is held to {@link #tolerance} instead. (The Q5_K file's first prompt, a quantization-boundary flip
+     * before, matches at 4e-6 since SiLU and softmax use ggml's own exp.)
+     */
+    static final java.util.Set<String> FLIPS = java.util.Set.of("tiny-llama-random-Q6_K-pure__p2_little_dog");
+
+    /** The brief's tolerance, or {@link #tolerance} for the {@link #FLIPS}. */
+    private static float briefTolerance(ReferenceCase c, float logit) throws Exception {
+        return FLIPS.contains(c.name()) ? tolerance(c, logit) : c.strictTolerance(logit);
     }
 
     private static float tolerance(ReferenceCase c, float logit) throws Exception {
@@ -215,7 +237,8 @@ class ReferenceLogitsTest {
 
     @AfterAll
     static void closeModels() throws Exception {
-        WORST.forEach((name, w) -> System.out.printf("deviation from llama.cpp: %-50s max %.2e = %.2f x the brief's tolerance%n", name, w[0], w[1]));
+        WORST.forEach((name, w) -> System.out.printf("deviation from llama.cpp: %-50s top-5 %.2e = %.2f x the brief's tolerance;"
+                + " full vector %.2e = %.2f x%n", name, w[0], w[1], w[2], w[3]));
         for (Model m : MODELS.values()) {
             m.close();
         }
@@ -229,8 +252,8 @@ class ReferenceLogitsTest {
             int id = pair.get(0).asInt();
             float ref = (float) pair.get(1).asDouble();
             float ours = l.get(entry, id);
-            record(c, ours, ref);
-            assertTrue(Math.abs(ours - ref) <= tolerance(c, ref),
+            record(c, ours, ref, true);
+            assertTrue(Math.abs(ours - ref) <= briefTolerance(c, ref),
                     () -> c + " " + what + ": token " + id + " logit " + ours + " vs llama.cpp " + ref);
         }
     }
@@ -259,7 +282,7 @@ class ReferenceLogitsTest {
                 float ours = l.get(last, t);
                 float ref = full[t];
                 int tok = t;
-                record(c, ours, ref);
+                record(c, ours, ref, false);
                 assertTrue(Math.abs(ours - ref) <= tolerance(c, ref),
                         () -> c + " full logits: token " + tok + " logit " + ours + " vs llama.cpp " + ref);
             }
@@ -296,7 +319,7 @@ class ReferenceLogitsTest {
             int binding = 0;
             while (binding < ref.length) {
                 float top1 = r.topLogits().get(binding)[0].logit();
-                if (gaps[binding] <= 2 * tolerance(c, top1)) {
+                if (gaps[binding] <= 2 * briefTolerance(c, top1)) {
                     break;
                 }
                 binding++;

@@ -22,6 +22,7 @@ public final class CpuBackend implements Backend {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     /** Weight rows decoded together; a parallel chunk is a whole number of tiles. */
     static final int TILE = 4;
+    private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
     private static final int ROWS_PER_CHUNK = 16;
     /**
      * Activation rows from which decoding each weight row once (to float lanes, then tiles of four weight rows × two
@@ -159,19 +160,16 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void swiglu(float[] gate, float[] up, int rows, int cols) {
-        // per row: the vector body and the scalar tail split the same way for every row (batch invariance)
-        int bound = F.loopBound(cols);
+        // per row, as ggml's AVX-512 build: its vector expf over full chunks of 16, the C library's after the last one
         for (int r = 0; r < rows; r++) {
             int base = r * cols;
             int i = 0;
-            for (; i < bound; i += F.length()) {
-                FloatVector g = FloatVector.fromArray(F, gate, base + i);
-                FloatVector silu = g.div(Lanes.exp(g.neg()).add(1f));
-                silu.mul(FloatVector.fromArray(F, up, base + i)).intoArray(gate, base + i);
+            for (; i + GgmlExp.CHUNK <= cols; i += 8) {
+                FloatVector g = FloatVector.fromArray(F8, gate, base + i);
+                GgmlExp.silu(g).mul(FloatVector.fromArray(F8, up, base + i)).intoArray(gate, base + i);
             }
             for (; i < cols; i++) {
-                float g = gate[base + i];
-                gate[base + i] = g / (1f + (float) Math.exp(-g)) * up[base + i];
+                gate[base + i] = GgmlExp.siluTail(gate[base + i]) * up[base + i];
             }
         }
     }
@@ -192,18 +190,71 @@ public final class CpuBackend implements Backend {
         pool.close();
     }
 
-    /** Vector dot product of {@code n} floats; one accumulator, lanes reduced at the end. */
+    /**
+     * Dot product of {@code n} floats in the order llama.cpp's CPU backend (its AVX-512 build, which made the reference
+     * outputs) sums a row of F32/F16/BF16 weights: for {@code n % 16 == 0} tinyBLAS's, one 16-lane FMA accumulator
+     * (element {@code i} in lane {@code i % 16}); otherwise one 8-lane accumulator and a scalar tail ({@link #dotF16Row}
+     * is the F16 case). Fixed 256-bit vectors, so every x86 machine gives the same bits; sixteen lanes are two halves, lane i of the sum being
+     * {@code lo[i] + hi[i]} before {@link QuantDot#sum}'s tree, which is {@code _mm512_reduce_add_ps}'s order. Activations
+     * rounded to F16 make this order matter: a one-ulp difference moves a value across an F16 rounding boundary of the
+     * next product, and tiny random models amplify that to 1e-3 on the logits.
+     */
     static float dot(float[] a, int ao, float[] b, int bo, int n) {
-        FloatVector acc = FloatVector.zero(F);
-        int i = 0;
-        for (int bound = F.loopBound(n); i < bound; i += F.length()) {
-            acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
+        if (n % 16 == 0) {
+            FloatVector lo = FloatVector.zero(F8);
+            FloatVector hi = lo;
+            for (int i = 0; i < n; i += 16) {
+                lo = f8(a, ao + i).fma(f8(b, bo + i), lo);
+                hi = f8(a, ao + i + 8).fma(f8(b, bo + i + 8), hi);
+            }
+            return QuantDot.sum(lo.add(hi));
         }
-        float s = Lanes.sum(acc);
+        FloatVector acc = FloatVector.zero(F8);
+        int i = 0;
+        for (int bound = n & ~7; i < bound; i += 8) {
+            acc = f8(a, ao + i).fma(f8(b, bo + i), acc);
+        }
+        float s = QuantDot.sum(acc);
         for (; i < n; i++) {
             s += a[ao + i] * b[bo + i];
         }
         return s;
+    }
+
+    /**
+     * An F16 row whose length is not a multiple of 16, in ggml_vec_dot_f16's order (what llama.cpp falls back to when
+     * tinyBLAS cannot take the row): four 16-lane accumulators over chunks of 64, folded (0+2, 1+3, then 0+1) and
+     * reduced as {@link #dot} reduces, then the remaining products added in double.
+     */
+    static float dotF16Row(float[] a, int ao, float[] b, int bo, int n) {
+        int np = n & ~63;
+        double s = 0;
+        if (np > 0) {
+            FloatVector z = FloatVector.zero(F8);
+            FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+            for (int i = 0; i < np; i += 64) {
+                a0 = f8(a, ao + i).fma(f8(b, bo + i), a0);
+                a1 = f8(a, ao + i + 8).fma(f8(b, bo + i + 8), a1);
+                a2 = f8(a, ao + i + 16).fma(f8(b, bo + i + 16), a2);
+                a3 = f8(a, ao + i + 24).fma(f8(b, bo + i + 24), a3);
+                a4 = f8(a, ao + i + 32).fma(f8(b, bo + i + 32), a4);
+                a5 = f8(a, ao + i + 40).fma(f8(b, bo + i + 40), a5);
+                a6 = f8(a, ao + i + 48).fma(f8(b, bo + i + 48), a6);
+                a7 = f8(a, ao + i + 56).fma(f8(b, bo + i + 56), a7);
+            }
+            // accumulator j is the pair (a_2j, a_2j+1); fold 0+2 and 1+3, then 0+1; then lanes i + (i+8)
+            FloatVector lo = a0.add(a4).add(a2.add(a6));
+            FloatVector hi = a1.add(a5).add(a3.add(a7));
+            s = QuantDot.sum(lo.add(hi));
+        }
+        for (int i = np; i < n; i++) {
+            s += a[ao + i] * b[bo + i]; // products of F16 values are exact in float
+        }
+        return (float) s;
+    }
+
+    private static FloatVector f8(float[] a, int i) {
+        return FloatVector.fromArray(F8, a, i);
     }
 
     /** The matrix product as a reusable parallel job: chunk = {@value #ROWS_PER_CHUNK} weight rows. */
@@ -241,13 +292,14 @@ public final class CpuBackend implements Backend {
                 tiles[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
+            boolean f16Tail = w.type() == GgmlType.F16 && cols % 16 != 0;
             for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
                 int tileRows = Math.min(TILE, end - r0);
-                if (batch < TILE || tileRows < TILE) {
+                if (batch < TILE || tileRows < TILE || cols % 16 != 0) {
                     for (int r = r0; r < r0 + tileRows; r++) {
                         VectorDecode.decode(w.type(), w.data(), r * w.rowStride(), tile, 0, cols);
                         for (int b = 0; b < batch; b++) {
-                            out[b * rows + r] = dot(tile, 0, x, b * cols, cols);
+                            out[b * rows + r] = f16Tail ? dotF16Row(tile, 0, x, b * cols, cols) : dot(tile, 0, x, b * cols, cols);
                         }
                     }
                 } else {
@@ -261,34 +313,35 @@ public final class CpuBackend implements Backend {
             }
         }
 
-        /** Four dot products sharing each activation load; each one identical to {@link #dot}. */
+        /**
+         * Four dot products sharing each activation load, for {@code n % 16 == 0}; each one identical to {@link #dot}
+         * (two 8-lane accumulators per row).
+         */
         private static void dot4(float[] w, int n, float[] x, int xo, float[] out, int oo) {
-            FloatVector a0 = FloatVector.zero(F);
-            FloatVector a1 = FloatVector.zero(F);
-            FloatVector a2 = FloatVector.zero(F);
-            FloatVector a3 = FloatVector.zero(F);
-            int i = 0;
-            for (int bound = F.loopBound(n); i < bound; i += F.length()) {
-                FloatVector xv = FloatVector.fromArray(F, x, xo + i);
-                a0 = FloatVector.fromArray(F, w, i).fma(xv, a0);
-                a1 = FloatVector.fromArray(F, w, n + i).fma(xv, a1);
-                a2 = FloatVector.fromArray(F, w, 2 * n + i).fma(xv, a2);
-                a3 = FloatVector.fromArray(F, w, 3 * n + i).fma(xv, a3);
+            FloatVector a0 = FloatVector.zero(F8);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int i = 0; i < n; i += 16) {
+                FloatVector xl = f8(x, xo + i);
+                FloatVector xh = f8(x, xo + i + 8);
+                a0 = f8(w, i).fma(xl, a0);
+                b0 = f8(w, i + 8).fma(xh, b0);
+                a1 = f8(w, n + i).fma(xl, a1);
+                b1 = f8(w, n + i + 8).fma(xh, b1);
+                a2 = f8(w, 2 * n + i).fma(xl, a2);
+                b2 = f8(w, 2 * n + i + 8).fma(xh, b2);
+                a3 = f8(w, 3 * n + i).fma(xl, a3);
+                b3 = f8(w, 3 * n + i + 8).fma(xh, b3);
             }
-            float s0 = Lanes.sum(a0);
-            float s1 = Lanes.sum(a1);
-            float s2 = Lanes.sum(a2);
-            float s3 = Lanes.sum(a3);
-            for (; i < n; i++) {
-                s0 += w[i] * x[xo + i];
-                s1 += w[n + i] * x[xo + i];
-                s2 += w[2 * n + i] * x[xo + i];
-                s3 += w[3 * n + i] * x[xo + i];
-            }
-            out[oo] = s0;
-            out[oo + 1] = s1;
-            out[oo + 2] = s2;
-            out[oo + 3] = s3;
+            out[oo] = QuantDot.sum(a0.add(b0));
+            out[oo + 1] = QuantDot.sum(a1.add(b1));
+            out[oo + 2] = QuantDot.sum(a2.add(b2));
+            out[oo + 3] = QuantDot.sum(a3.add(b3));
         }
     }
 
@@ -427,8 +480,8 @@ public final class CpuBackend implements Backend {
             int slot = rows.slot(b);
             int pos = rows.position(b);
             float[] s = scores[worker];
-            if (s == null || s.length < pos + 1) {
-                s = new float[cache.layout().contextLength()];
+            if (s == null || s.length < pos + GgmlExp.CHUNK) {
+                s = new float[cache.layout().contextLength() + GgmlExp.CHUNK];
                 scores[worker] = s;
             }
             int qOff = b * shape.qDim() + h * hd;
@@ -440,11 +493,23 @@ public final class CpuBackend implements Backend {
                 s[t] = v;
                 max = Math.max(max, v);
             }
+            // ggml's softmax over the row of cells: chunks of 16 from cell 0 (masked cells are 0 after exp), each chunk
+            // summed in its reduce order and added to a double
+            int c0 = first & -GgmlExp.CHUNK;
+            int end = (pos | (GgmlExp.CHUNK - 1)) + 1;
+            for (int t = c0; t < first; t++) {
+                s[t] = Float.NEGATIVE_INFINITY;
+            }
+            for (int t = pos + 1; t < end; t++) {
+                s[t] = Float.NEGATIVE_INFINITY;
+            }
             double sum = 0;
-            for (int t = first; t <= pos; t++) {
-                float e = (float) Math.exp(s[t] - max);
-                s[t] = e;
-                sum += e;
+            for (int t = c0; t < end; t += GgmlExp.CHUNK) {
+                FloatVector lo = GgmlExp.expf(FloatVector.fromArray(F8, s, t).sub(max));
+                FloatVector hi = GgmlExp.expf(FloatVector.fromArray(F8, s, t + 8).sub(max));
+                lo.intoArray(s, t);
+                hi.intoArray(s, t + 8);
+                sum += QuantDot.sum(lo.add(hi));
             }
             float inv = (float) (1.0 / sum);
             for (int i = 0; i < hd; i++) {

@@ -60,15 +60,15 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out) {
-        if (scores.length < cache.layout().contextLength()) {
-            scores = new float[cache.layout().contextLength()];
+        if (scores.length < cache.layout().contextLength() + GgmlExp.CHUNK) {
+            scores = new float[cache.layout().contextLength() + GgmlExp.CHUNK];
         }
         ScalarKernels.attention(cache, layer, shape, rows, q, out, scores);
     }
 
     @Override
     public void swiglu(float[] gate, float[] up, int rows, int cols) {
-        ScalarKernels.swiglu(gate, up, rows * cols);
+        ScalarKernels.swiglu(gate, up, rows, cols);
     }
 
     @Override
@@ -91,8 +91,8 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
-        if (scores.length < cache.layout().contextLength()) {
-            scores = new float[cache.layout().contextLength()];
+        if (scores.length < cache.layout().contextLength() + GgmlExp.CHUNK) {
+            scores = new float[cache.layout().contextLength() + GgmlExp.CHUNK];
         }
         ScalarKernels.attention(cache, layer, shape, rows, q, out, scores, window);
     }

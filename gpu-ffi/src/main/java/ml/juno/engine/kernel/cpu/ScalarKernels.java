@@ -1,10 +1,12 @@
 package ml.juno.engine.kernel.cpu;
 
+
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.BatchRows;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kv.KvCache;
+import ml.juno.engine.tensor.GgmlType;
 
 /**
  * Scalar reference kernels: the plainest correct loop for every operation of {@link ml.juno.engine.kernel.Backend},
@@ -33,17 +35,61 @@ public final class ScalarKernels {
         int cols = w.cols();
         ActivationRounding.Kind kind = ActivationRounding.kindFor(w.type());
         ActivationRounding.round(kind, x, xr, 0, batch * cols);
+        float[] lanes = new float[64];
+        boolean f16 = w.type() == GgmlType.F16;
         for (int r = 0; r < w.rows(); r++) {
             ScalarDecode.decode(w.type(), w.data(), r * w.rowStride(), rowBuf, 0, cols);
             for (int b = 0; b < batch; b++) {
-                float s = 0f;
-                int xo = b * cols;
-                for (int k = 0; k < cols; k++) {
-                    s += rowBuf[k] * xr[xo + k];
-                }
-                out[b * w.rows() + r] = s;
+                out[b * w.rows() + r] = dot(rowBuf, xr, b * cols, cols, f16, lanes);
             }
         }
+    }
+
+    /**
+     * Scalar form of CpuBackend's float-weight dot product, in the same order (llama.cpp's AVX-512 build): 16 lanes
+     * for {@code n % 16 == 0} (tinyBLAS), ggml_vec_dot_f16's four 16-lane accumulators and double tail for other F16
+     * rows ({@link #dotF16Row}), otherwise 8 lanes and a float tail. {@code lanes} ≥ 64.
+     */
+    static float dot(float[] w, float[] x, int xo, int n, boolean f16, float[] lanes) {
+        java.util.Arrays.fill(lanes, 0f);
+        if (n % 16 == 0) {
+            for (int k = 0; k < n; k++) {
+                lanes[k & 15] = Math.fma(w[k], x[xo + k], lanes[k & 15]);
+            }
+            return GgmlExp.sum16(lanes, 0);
+        }
+        if (f16) {
+            return dotF16Row(w, x, xo, n, lanes);
+        }
+        int bound = n & ~7;
+        for (int k = 0; k < bound; k++) {
+            lanes[k & 7] = Math.fma(w[k], x[xo + k], lanes[k & 7]);
+        }
+        float s = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+        for (int k = bound; k < n; k++) {
+            s += w[k] * x[xo + k];
+        }
+        return s;
+    }
+
+    /** ggml_vec_dot_f16's order: four 16-lane accumulators over chunks of 64, folded, then the tail in double. */
+    static float dotF16Row(float[] w, float[] x, int xo, int n, float[] lanes) {
+        java.util.Arrays.fill(lanes, 0f);
+        int np = n & ~63;
+        double s = 0;
+        if (np > 0) {
+            for (int k = 0; k < np; k++) {
+                lanes[k & 63] = Math.fma(w[k], x[xo + k], lanes[k & 63]);
+            }
+            for (int l = 0; l < 16; l++) { // accumulators 0..3 of 16 lanes: (0 + 2) + (1 + 3)
+                lanes[l] = (lanes[l] + lanes[32 + l]) + (lanes[16 + l] + lanes[48 + l]);
+            }
+            s = GgmlExp.sum16(lanes, 0);
+        }
+        for (int k = np; k < n; k++) {
+            s += w[k] * x[xo + k];
+        }
+        return (float) s;
     }
 
     public static void embed(WeightMatrix table, int token, float[] out, int outOffset) {
@@ -117,11 +163,15 @@ public final class ScalarKernels {
             scores[t] = s;
             max = Math.max(max, s);
         }
+        // ggml's softmax over the row of cells: chunks of 16 from cell 0, masked cells 0 after exp
+        int c0 = first & -GgmlExp.CHUNK;
+        int end = (pos | (GgmlExp.CHUNK - 1)) + 1;
         double sum = 0;
-        for (int t = first; t <= pos; t++) {
-            float e = (float) Math.exp(scores[t] - max);
-            scores[t] = e;
-            sum += e;
+        for (int t = c0; t < end; t += GgmlExp.CHUNK) {
+            for (int l = t; l < t + GgmlExp.CHUNK; l++) {
+                scores[l] = l < first || l > pos ? 0f : GgmlExp.expf(scores[l] - max);
+            }
+            sum += GgmlExp.sum16(scores, t);
         }
         float inv = (float) (1.0 / sum);
         for (int i = 0; i < hd; i++) {
@@ -135,10 +185,14 @@ public final class ScalarKernels {
         }
     }
 
-    public static void swiglu(float[] gate, float[] up, int n) {
-        for (int i = 0; i < n; i++) {
-            float g = gate[i];
-            gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
+    /** Per row of {@code cols}: ggml's SiLU (vector expf over full chunks of 16, the C library's after) times up. */
+    public static void swiglu(float[] gate, float[] up, int rows, int cols) {
+        for (int r = 0; r < rows; r++) {
+            int full = cols & -GgmlExp.CHUNK;
+            for (int i = r * cols; i < r * cols + cols; i++) {
+                float g = gate[i];
+                gate[i] = (i - r * cols < full ? GgmlExp.silu(g) : GgmlExp.siluTail(g)) * up[i];
+            }
         }
     }
 

@@ -41,6 +41,8 @@ public final class ForwardState {
     /** MoE: one expert's input rows gathered, and its output, {@code [capacity][embedding]}. */
     public final float[] expertIn;
     public final float[] expertOut;
+    /** MoE: each row's weighted expert outputs by rank, {@code [capacity][used][embedding]}, summed in rank order. */
+    public final float[] expertMixed;
 
     public ForwardState(int capacity, BufferSizes sizes) {
         this(capacity, sizes, Routing.NONE);
@@ -69,6 +71,7 @@ public final class ForwardState {
         this.expertStart = new int[routing.experts() + 1];
         this.expertIn = new float[moe ? capacity * sizes.embedding() : 0];
         this.expertOut = new float[moe ? capacity * sizes.embedding() : 0];
+        this.expertMixed = new float[moe ? capacity * routing.used() * sizes.embedding() : 0];
     }
 
     /** Widths of the per-row buffers. */

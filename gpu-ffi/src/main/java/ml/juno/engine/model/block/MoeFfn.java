@@ -55,7 +55,6 @@ public final class MoeFfn implements FeedForward {
             MoeRouting.route(s.routerProbs, b * n, n, used, normalize, s.chosenExperts, s.expertWeights, b * used);
         }
         MoeRouting.groupByExpert(s.chosenExperts, batch, used, n, s.expertStart, s.expertRows);
-        java.util.Arrays.fill(s.proj, 0, batch * dim, 0f);
         for (int e = 0; e < n; e++) {
             int from = s.expertStart[e];
             int count = s.expertStart[e + 1] - from;
@@ -68,13 +67,24 @@ public final class MoeFfn implements FeedForward {
             }
             experts[e].forward(backend, s.expertIn, s, count, s.expertOut);
             for (int i = 0; i < count; i++) {
-                int choice = s.expertRows[from + i];
-                int row = choice / used;
+                int choice = s.expertRows[from + i]; // row · used + rank
                 float w = s.expertWeights[choice];
-                int o = row * dim;
+                int o = choice * dim;
                 int eo = i * dim;
                 for (int j = 0; j < dim; j++) {
-                    s.proj[o + j] += w * s.expertOut[eo + j];
+                    s.expertMixed[o + j] = w * s.expertOut[eo + j];
+                }
+            }
+        }
+        // as llama.cpp: the weighted outputs added in rank order (best expert first), whatever the expert ids
+        for (int b = 0; b < batch; b++) {
+            int o = b * dim;
+            int m = b * used * dim;
+            System.arraycopy(s.expertMixed, m, s.proj, o, dim);
+            for (int k = 1; k < used; k++) {
+                int mk = m + k * dim;
+                for (int j = 0; j < dim; j++) {
+                    s.proj[o + j] += s.expertMixed[mk + j];
                 }
             }
         }

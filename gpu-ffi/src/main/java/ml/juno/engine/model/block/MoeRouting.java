@@ -1,8 +1,9 @@
 package ml.juno.engine.model.block;
 
+import ml.juno.engine.kernel.cpu.GgmlExp;
+
 /**
- * The routing arithmetic of a softmax-gated mixture of experts, as ggml computes it: softmax (max subtracted, sum in
- * double, scaled by its reciprocal), top-k by probability (ties to the lower expert id), optional re-normalization by
+ * The routing arithmetic of a softmax-gated mixture of experts, as ggml computes it: softmax ({@link GgmlExp#softmax}), top-k by probability (ties to the lower expert id), optional re-normalization by
  * the sum of the kept probabilities (clamped below at 2^-14 like llama.cpp).
  */
 public final class MoeRouting {
@@ -15,20 +16,7 @@ public final class MoeRouting {
      * experts into {@code chosen[co ..]}, best first, and their weights into {@code weights[co ..]}.
      */
     public static void route(float[] logits, int lo, int n, int k, boolean normalize, int[] chosen, float[] weights, int co) {
-        float max = Float.NEGATIVE_INFINITY;
-        for (int i = 0; i < n; i++) {
-            max = Math.max(max, logits[lo + i]);
-        }
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            float e = (float) Math.exp(logits[lo + i] - max);
-            logits[lo + i] = e;
-            sum += e;
-        }
-        float inv = (float) (1.0 / sum);
-        for (int i = 0; i < n; i++) {
-            logits[lo + i] *= inv;
-        }
+        GgmlExp.softmax(logits, lo, n);
         for (int j = 0; j < k; j++) {
             int best = -1;
             for (int i = 0; i < n; i++) {
