@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * gap is within the tolerance. Each model file is loaded once for the whole class.
  *
  * <p>Tolerance. The top-5 logits (every prompt position, every generated step) and the greedy tokens are held to the
- * brief's tolerance, 1e-3·max(1,|x|) for F16 and 2e-2 for quantized files, in every case but the one {@link #FLIPS}.
+ * brief's tolerance, 1e-3·max(1,|x|) for F16 and 2e-2 for quantized files, in every case but the one {@link #KNOWN}.
  * The full logit vector after the prompt, which the brief does not ask for, is held to that or to twice this case's
  * <em>rounding noise</em> when that is larger. The noise is measured here: the largest logit difference between this
  * engine's vector and scalar backends, between the whole model and two tensor-parallel ranks (three computations that
@@ -196,14 +196,16 @@ class ReferenceLogitsTest {
     }
 
     /**
-     * The one case whose deviation from llama.cpp none of the three noise probes reproduces: the Q6_K tiny llama on the
-     * second prompt differs by up to 0.13 (logits near 9–11) from prompt position 4 on (p1 on the same file matches at
-     * 5e-6, and our two backends agree to 2e-6 on every Q6_K matrix). Not a quantization-boundary flip of our own
-     * values either: moving every matmul input by ±1 ulp (20 random patterns) changes these logits by at most 4e-6,
-     * while the same probe moves the Q5_K p1 case by 0.16–0.25. llama.cpp's token embeddings for this file decode the
-     * same on all three of our decoders. Not explained; kept visible here rather than hidden in a wider general bound.
+     * The one case that misses the brief's tolerance: the Q6_K tiny llama on the second prompt differs by up to 0.13
+     * (logits near 9–11) from prompt position 4 on. The cause, found with a probe: ggml's AVX2 Q6_K kernel sums a
+     * super-block in eight integer lanes that each hold 4-element groups of every 32 (with the −32 offset subtracted
+     * per pair of sub-blocks), while QuantDot's lanes hold pairs of every 16. The integer totals are equal, but each
+     * lane is converted to float and accumulated on its own, so the results differ by an ulp, and this prompt sends one
+     * value across a Q8 rounding boundary. A scalar Q6_K dot product with ggml's lanes matched this case to 4e-6 (and
+     * the first prompt to 2e-6); moving that partition into the vector kernels is still to do. Held to 0.2 here,
+     * visible rather than hidden in a general bound.
      */
-    static final Map<String, Float> UNEXPLAINED = Map.of("tiny-llama-random-Q6_K-pure__p2_little_dog", 0.2f);
+    static final Map<String, Float> KNOWN = Map.of("tiny-llama-random-Q6_K-pure__p2_little_dog", 0.2f);
 
     /**
      * Per case: the largest |ours − llama.cpp| over the top-5 logits and over the full vector, each with its largest
@@ -219,20 +221,14 @@ class ReferenceLogitsTest {
         w[at + 1] = Math.max(w[at + 1], d / c.strictTolerance(ref));
     }
 
-    /**
-     * The one case that misses the brief's tolerance, {@link #UNEXPLAINED} (a single-type Q6_K file that issue #9 does
-     * not cover); it is held to {@link #tolerance} instead. (The Q5_K file's first prompt, a quantization-boundary flip
-     * before, matches at 4e-6 since SiLU and softmax use ggml's own exp.)
-     */
-    static final java.util.Set<String> FLIPS = java.util.Set.of("tiny-llama-random-Q6_K-pure__p2_little_dog");
 
-    /** The brief's tolerance, or {@link #tolerance} for the {@link #FLIPS}. */
+    /** The brief's tolerance, or {@link #tolerance} for the {@link #KNOWN} case. */
     private static float briefTolerance(ReferenceCase c, float logit) throws Exception {
-        return FLIPS.contains(c.name()) ? tolerance(c, logit) : c.strictTolerance(logit);
+        return KNOWN.containsKey(c.name()) ? tolerance(c, logit) : c.strictTolerance(logit);
     }
 
     private static float tolerance(ReferenceCase c, float logit) throws Exception {
-        return Math.max(Math.max(c.strictTolerance(logit), 2 * noise(c)), UNEXPLAINED.getOrDefault(c.name(), 0f));
+        return Math.max(Math.max(c.strictTolerance(logit), 2 * noise(c)), KNOWN.getOrDefault(c.name(), 0f));
     }
 
     @AfterAll
