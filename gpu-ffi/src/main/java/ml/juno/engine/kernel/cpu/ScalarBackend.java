@@ -12,6 +12,7 @@ public final class ScalarBackend implements Backend {
     private float[] rowBuf = new float[0];
     private float[] xr = new float[0];
     private float[] scores = new float[0];
+    private final float[] lanes = new float[64];
     private QuantRow quantRow = new QuantRow(0);
     private final QuantActivations quantX = new QuantActivations();
 
@@ -40,7 +41,7 @@ public final class ScalarBackend implements Backend {
         if (xr.length < batch * w.cols()) {
             xr = new float[batch * w.cols()];
         }
-        ScalarKernels.matmul(w, x, out, batch, rowBuf, xr);
+        ScalarKernels.matmul(w, x, out, batch, rowBuf, xr, lanes);
     }
 
     @Override

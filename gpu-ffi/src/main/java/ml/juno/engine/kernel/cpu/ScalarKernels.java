@@ -30,12 +30,14 @@ public final class ScalarKernels {
         }
     }
 
-    /** See {@link ml.juno.engine.kernel.Backend#matmul}, float weights. {@code rowBuf} ≥ cols, {@code xr} ≥ batch·cols. */
-    public static void matmul(WeightMatrix w, float[] x, float[] out, int batch, float[] rowBuf, float[] xr) {
+    /**
+     * See {@link ml.juno.engine.kernel.Backend#matmul}, float weights. {@code rowBuf} ≥ cols, {@code xr} ≥ batch·cols,
+     * {@code lanes} ≥ 64 (scratch of {@link #dot}).
+     */
+    public static void matmul(WeightMatrix w, float[] x, float[] out, int batch, float[] rowBuf, float[] xr, float[] lanes) {
         int cols = w.cols();
         ActivationRounding.Kind kind = ActivationRounding.kindFor(w.type());
         ActivationRounding.round(kind, x, xr, 0, batch * cols);
-        float[] lanes = new float[64];
         boolean f16 = w.type() == GgmlType.F16;
         for (int r = 0; r < w.rows(); r++) {
             ScalarDecode.decode(w.type(), w.data(), r * w.rowStride(), rowBuf, 0, cols);
