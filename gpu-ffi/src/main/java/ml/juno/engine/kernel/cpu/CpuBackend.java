@@ -194,10 +194,10 @@ public final class CpuBackend implements Backend {
      * Dot product of {@code n} floats in the order llama.cpp's CPU backend (its AVX-512 build, which made the reference
      * outputs) sums a row of F32/F16/BF16 weights: for {@code n % 16 == 0} tinyBLAS's, one 16-lane FMA accumulator
      * (element {@code i} in lane {@code i % 16}); otherwise one 8-lane accumulator and a scalar tail ({@link #dotF16Row}
-     * is the F16 case). Fixed 256-bit vectors, so every x86 machine gives the same bits; sixteen lanes are two halves, lane i of the sum being
-     * {@code lo[i] + hi[i]} before {@link QuantDot#sum}'s tree, which is {@code _mm512_reduce_add_ps}'s order. Activations
-     * rounded to F16 make this order matter: a one-ulp difference moves a value across an F16 rounding boundary of the
-     * next product, and tiny random models amplify that to 1e-3 on the logits.
+     * is the F16 case). Fixed 256-bit vectors, so every x86 machine gives the same bits: sixteen lanes are two halves,
+     * and {@code lo + hi} reduced by {@link QuantDot#sum} is {@code _mm512_reduce_add_ps}'s tree. Activations rounded
+     * to F16 make this order matter: a one-ulp difference moves a value across an F16 rounding boundary of the next
+     * product, and tiny random models amplify that to 1e-3 on the logits.
      */
     static float dot(float[] a, int ao, float[] b, int bo, int n) {
         if (n % 16 == 0) {

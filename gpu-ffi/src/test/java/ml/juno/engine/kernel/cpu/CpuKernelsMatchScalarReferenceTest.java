@@ -272,18 +272,6 @@ class CpuKernelsMatchScalarReferenceTest {
     }
 
     @Test
-    void exp_isAccurateToAFewUlps() {
-        float[] x = new float[] {-87f, -20f, -1.5f, -0.1f, 0f, 0.3f, 1f, 5f, 20f, 80f};
-        jdk.incubator.vector.FloatVector v;
-        for (float f : x) {
-            v = jdk.incubator.vector.FloatVector.broadcast(Lanes.F, f);
-            float e = Lanes.exp(v).lane(0);
-            double ref = Math.exp(f);
-            assertEquals(ref, e, ref * 1e-6, "exp(" + f + ")");
-        }
-    }
-
-    @Test
     void attention_matchesScalarReference_forGroupedHeadsAndSeveralSlots() {
         AttentionShape shape = new AttentionShape(4, 2, 16, 0.25f);
         for (KvType kvType : KvType.values()) {
