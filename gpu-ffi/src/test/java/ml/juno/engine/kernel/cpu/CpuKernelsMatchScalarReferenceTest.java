@@ -159,10 +159,11 @@ class CpuKernelsMatchScalarReferenceTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("quantTypes")
+    @MethodSource("types")
     void batchedMatmul_isBitIdenticalToEachRowAlone(GgmlType t) {
         // 37 rows: chunks of 16 with a partial last tile; 9 activation rows: pairs and an odd one; ten super-blocks
-        // (the K-quant min terms go eight super-blocks at a time, then one by one)
+        // (the K-quant min terms go eight super-blocks at a time, then one by one); float weights: the tiles of four
+        // rows (two 8-lane accumulators each) against the single-row 16-lane order
         int rows = 37;
         int cols = 2560;
         WeightMatrix w = WeightMatrix.dense("w", t, RandomBlocks.of(t, rows, cols, 11), rows, cols);
