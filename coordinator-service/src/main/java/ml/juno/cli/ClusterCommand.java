@@ -2,7 +2,6 @@ package ml.juno.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,7 +68,7 @@ final class ClusterCommand implements Callable<Integer> {
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];
         for (int i = 0; i < nodes; i++) {
-            ports[i] = freePort();
+            ports[i] = LoopbackPorts.pick();
             addresses.add("127.0.0.1:" + ports[i]);
         }
         Map<String, String> coordProps = new LinkedHashMap<>();
@@ -151,12 +150,6 @@ final class ClusterCommand implements Callable<Integer> {
             } catch (InterruptedException e) {
                 p.destroyForcibly();
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 }

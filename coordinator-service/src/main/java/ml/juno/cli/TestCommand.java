@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -182,10 +181,7 @@ final class TestCommand implements Callable<Integer> {
         }
 
         static Cluster start(TestCommand t, Path model, String parallelism, String dtype) throws IOException, InterruptedException {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
+            int port = LoopbackPorts.pick();
             Path logs = t.logDir.resolve(parallelism + "-" + dtype.toLowerCase());
             Files.createDirectories(logs);
             List<String> cmd = new ArrayList<>();
@@ -206,7 +202,8 @@ final class TestCommand implements Callable<Integer> {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(t.startTimeout);
             while (true) {
                 if (!p.isAlive()) {
-                    throw new CliException("the " + parallelism + " cluster exited with " + p.exitValue() + " before it was ready; see " + logs);
+                    throw new CliException("the " + parallelism + " cluster exited with " + p.exitValue() + " before it was ready; see " + logs
+                            + tail(logs.resolve("cluster.log")) + tail(logs.resolve("coordinator.log")));
                 }
                 try {
                     HttpResponse<String> r = t.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/health/ready"))
@@ -225,6 +222,16 @@ final class TestCommand implements Callable<Integer> {
                     throw new CliException("the " + parallelism + " cluster was not ready within " + t.startTimeout + " s; see " + logs);
                 }
                 Thread.sleep(250);
+            }
+        }
+
+        /** The last lines of a log, to print with an error (CI keeps the output, not always the files). */
+        private static String tail(Path log) {
+            try {
+                List<String> lines = Files.readAllLines(log);
+                return "\n--- last lines of " + log + "\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+            } catch (IOException | RuntimeException unreadable) {
+                return "\n--- " + log + " is not readable: " + unreadable.getMessage();
             }
         }
 

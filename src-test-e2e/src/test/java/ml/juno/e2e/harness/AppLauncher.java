@@ -1,8 +1,6 @@
 package ml.juno.e2e.harness;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,13 +28,9 @@ public final class AppLauncher implements AutoCloseable {
         this.port = port;
     }
 
+    /** A free port below the kernel's ephemeral range, so no outgoing connection takes it before the child binds it. */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ml.juno.cli.LoopbackPorts.pick();
     }
 
     public static Path nodeApp() {
