@@ -1,5 +1,6 @@
 package ml.juno.cli;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -55,8 +56,9 @@ public final class LoopbackPorts {
     /** The first port of Linux's ephemeral range, or 0 where that is unknown. */
     static int ephemeralLow() {
         Path range = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
-        try {
-            String[] parts = Files.readString(range).trim().split("\\s+");
+        // Not Files.readString: on this JDK it returned a single byte of the procfs file (reported size 0).
+        try (BufferedReader r = Files.newBufferedReader(range)) {
+            String[] parts = r.readLine().trim().split("\\s+");
             return Integer.parseInt(parts[0]);
         } catch (IOException | RuntimeException unknown) {
             return 0;
