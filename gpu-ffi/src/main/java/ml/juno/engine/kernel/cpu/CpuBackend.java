@@ -84,7 +84,7 @@ public final class CpuBackend implements Backend {
         if (QuantRow.supports(w.type())) {
             quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
             if (batch >= decodeBatch(w.type()) || QuantDot.fusedRows(w.type()) == null) {
-                quantX.toFloatLanes(batch);
+                quantX.toFloatLanes(batch, w.type() == GgmlType.Q6_K);
             }
             quantMatmul.set(w, quantX, out, batch);
             run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, quantMatmul, (long) w.rows() * w.cols() * batch);
@@ -409,7 +409,11 @@ public final class CpuBackend implements Backend {
                 }
                 int b = 0;
                 if (n == TILE && batch > 1) {
-                    if (kQuant) {
+                    if (w.type() == GgmlType.Q6_K) {
+                        for (; b + 1 < batch; b += 2) {
+                            QuantDot.dotFloat4x2Q6(tile, x, b, out, b * rows + r0, rows);
+                        }
+                    } else if (kQuant) {
                         // the four rows' min terms with every activation row, eight activation rows per vector
                         float[] corr = corrByWorker[worker];
                         if (corr == null || corr.length < TILE * batch) {

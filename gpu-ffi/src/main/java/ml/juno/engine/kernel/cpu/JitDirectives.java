@@ -22,6 +22,7 @@ final class JitDirectives {
     private static final String[] KERNELS = {
         "QuantRow.decode", "QuantRow.toFloatLanes",
         "QuantDot.dotFloat4x2K", "QuantDot.dotFloat4x2Legacy", "QuantDot.dotFloat4K", "QuantDot.dotFloat4Legacy",
+        "QuantDot.q6Halves", "QuantDot.q6Combine", "QuantDot.dotFloatQ6",
         "QuantDot.dotFloat", "QuantDot.kCorrection32", "QuantDot.kCorrections",
         "VectorDecode.decode",
     };

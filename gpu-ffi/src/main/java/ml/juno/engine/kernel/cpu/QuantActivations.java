@@ -12,6 +12,8 @@ public final class QuantActivations {
     float[] d = new float[0];
     /** Q8_K: sum of the quants of every 16 ({@code [batch][cols/16]}); Q8_1: F16-rounded {@code d·Σq} per 32. */
     float[] sums = new float[0];
+    /** Q8_K: 32 × the sum of the quants of every 16 ({@code [batch][cols/16]}), for the Q6_K offset term. */
+    int[] bsums32 = new int[0];
     /** Q8_K: sum of the quants of every 32 ({@code [batch][cols/32]}), for the Q4_K/Q5_K min terms. */
     int[] sums32 = new int[0];
     /**
@@ -21,6 +23,13 @@ public final class QuantActivations {
      */
     float[] sumsByRow = new float[0];
     float[] dByRow = new float[0];
+    /**
+     * Q8_K in the quad order (after {@code toFloatLanes(batch, true)}): per row and super-block, the eight lanes'
+     * {@code 32·bsum} of their offset pair's first ({@code bsA}) and second ({@code bsB}) sub-block, as
+     * {@link QuantRow#scA}/{@code scB} pair the scales.
+     */
+    float[] bsA = new float[0];
+    float[] bsB = new float[0];
     /** The quants as floats in {@link QuantDot#lanes lane order} ({@code [batch][cols]}), after {@link #toFloatLanes}. */
     float[] qf = new float[0];
     int cols;
@@ -36,6 +45,7 @@ public final class QuantActivations {
             d = new float[n / 32];
             sums = new float[n / 16];
             sums32 = new int[n / 32];
+            bsums32 = new int[n / 16];
         }
         if (k) {
             for (int b = 0; b < n; b += 256) {
@@ -48,13 +58,32 @@ public final class QuantActivations {
         }
     }
 
-    /** Fills {@link #qf} for the first {@code batch} rows (the batched float kernels read it). */
-    public void toFloatLanes(int batch) {
+    /**
+     * Fills {@link #qf} for the first {@code batch} rows (the batched float kernels read it): in {@link QuantDot#lanes}
+     * order, or for Q6_K weights ({@code quads}) in {@link QuantDot#lanesQuad} order with the offset sums.
+     */
+    public void toFloatLanes(int batch, boolean quads) {
         int n = batch * cols;
         if (qf.length < n) {
             qf = new float[q.length];
             sumsByRow = new float[q.length / 32];
             dByRow = new float[q.length / 256];
+            bsA = new float[q.length / 32];
+            bsB = new float[q.length / 32];
+        }
+        if (quads) {
+            for (int e = 0; e < n; e += 32) {
+                QuantDot.lanesQuad(q, e, qf, e, 1f, 1f, 0f);
+            }
+            for (int g = 0; g < n / 256; g++) { // g = row·(cols/256) + super-block, as QuantDot.q6Offset indexes
+                for (int mm = 0; mm < 4; mm++) {
+                    bsA[g * 8 + 2 * mm] = bsums32[g * 16 + 2 * mm];
+                    bsB[g * 8 + 2 * mm] = bsums32[g * 16 + 2 * mm + 1];
+                    bsA[g * 8 + 2 * mm + 1] = bsums32[g * 16 + 8 + 2 * mm];
+                    bsB[g * 8 + 2 * mm + 1] = bsums32[g * 16 + 9 + 2 * mm];
+                }
+            }
+            return;
         }
         if (blockSize == 256) {
             int nb = cols / 256;
@@ -105,6 +134,7 @@ public final class QuantActivations {
             java.util.Arrays.fill(q, b, b + 256, (short) 0);
             java.util.Arrays.fill(sums, b / 16, b / 16 + 16, 0f);
             java.util.Arrays.fill(sums32, b / 32, b / 32 + 8, 0);
+            java.util.Arrays.fill(bsums32, b / 16, b / 16 + 16, 0);
             d[b / 256] = 0f;
             return;
         }
@@ -117,6 +147,7 @@ public final class QuantActivations {
                 sum += v;
             }
             sums[b / 16 + g] = sum;
+            bsums32[b / 16 + g] = 32 * sum;
             if ((g & 1) == 1) {
                 sums32[b / 32 + g / 2] = (int) (sums[b / 16 + g - 1] + sum);
             }

@@ -5,8 +5,11 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 import ml.juno.engine.tensor.GgmlType;
 
@@ -21,14 +24,21 @@ import ml.juno.engine.tensor.GgmlType;
  * does the sum of two (≤ 32 512). Integer lanes are exact, so the result depends only on which elements share a lane and
  * on the order of the per-block float steps; {@link #dotFused} (few rows, straight from the mapped blocks) and
  * {@link #dotFloat}/{@link #dotFloat4} (many rows: the same integers held exactly in float lanes of a decoded row) use
- * the same lanes and order and give bit-identical results, so a row's result never depends on its batch. The species are
- * fixed at 256 bits (AVX2); wider machines run them as they are.
+ * the same lanes and order and give bit-identical results, so a row's result never depends on its batch. Q6_K follows
+ * ggml's own lanes and unsigned quants ({@link #fusedQ6_K}); in float lanes its sums need two half super-blocks and an
+ * integer step ({@link #dotFloatQ6}). The species are fixed at 256 bits (AVX2); wider machines run them as they are.
  */
 final class QuantDot {
     static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
     static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
     static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
     static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
+    static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
+    /** The odd lanes of an 8-lane vector (ggml's lanes 4..7 in the quad order, see {@link #fusedQ6_K}). */
+    static final VectorMask<Integer> ODD = VectorMask.fromLong(I8, 0xAAL);
+    /** Swaps adjacent lanes (a constant shuffle: C2 compiles it to one permute; 64-bit lane shifts it may not). */
+    static final VectorShuffle<Integer> SWAP = VectorShuffle.fromArray(I8, new int[] {1, 0, 3, 2, 5, 4, 7, 6}, 0);
+    static final VectorShuffle<Float> SWAP_F = SWAP.cast(F8);
     static final ByteVector EIGHT = ByteVector.broadcast(B16, (byte) 8);
     static final ByteVector THIRTY_TWO = ByteVector.broadcast(B16, (byte) 32);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
@@ -64,6 +74,25 @@ final class QuantDot {
     /** Q6_K quants: low 4 bits from {@code nib}, 2 high bits from {@code h >>> shift}, minus 32. */
     static ShortVector q6(ByteVector nib, ByteVector h, int shift) {
         return widen(nib.or(bitsTo(h, shift, 3, 4)).sub(THIRTY_TWO));
+    }
+
+    /** Q6_K quants without the −32 (0..63), as ggml's AVX2 kernel multiplies them; the offset goes in per lane. */
+    static ShortVector q6u(ByteVector nib, ByteVector h, int shift) {
+        return widen(nib.or(bitsTo(h, shift, 3, 4)));
+    }
+
+    /**
+     * {@link #sum} for lanes in the quad order ({@link #fusedQ6_K}): ggml's {@code hsum_float_8} tree over its lanes 0..7, which sit
+     * in lanes 0, 2, 4, 6 (ggml 0..3) and 1, 3, 5, 7 (ggml 4..7) here.
+     */
+    static float sumQuads(FloatVector v) {
+        FloatVector pairs = v.add(v.rearrange(SWAP_F));
+        return (pairs.lane(0) + pairs.lane(4)) + (pairs.lane(2) + pairs.lane(6));
+    }
+
+    /** Eight signed bytes at {@code o} as eight int lanes. */
+    static IntVector bytesToInts(MemorySegment s, long o) {
+        return (IntVector) ByteVector.fromMemorySegment(B8, s, o, LE).castShape(I8, 0); // convertShape(B2I) is not intrinsified
     }
 
     /** Sums adjacent 16-bit lanes into 32-bit lanes (what {@code vpmaddwd} does after the multiply). */
@@ -141,6 +170,168 @@ final class QuantDot {
         toFloat(b.lanewise(VectorOperators.ASHR, 16)).mul(hi).intoArray(dst, d0 + 24);
     }
 
+    /**
+     * {@link #lanes} in the quad order ({@link #fusedQ6_K}): 32 quants from {@code src[so..]} as four vectors of
+     * eight at {@code dst[d0..]}, vector k lane 2M holding element 4M+k (times {@code lo}) and lane 2M+1 element 16+4M+k
+     * (times {@code hi}), each plus {@code add} before the scale.
+     */
+    static void lanesQuad(short[] src, int so, float[] dst, int d0, float lo, float hi, float add) {
+        IntVector a = s16(src, so).reinterpretAsInts();
+        IntVector b = s16(src, so + 16).reinterpretAsInts();
+        // int lane 2M of a holds elements 4M, 4M+1 and lane 2M+1 elements 4M+2, 4M+3; likewise b from 16
+        IntVector first = a.blend(b.rearrange(SWAP), ODD);   // lane 2M: (4M, 4M+1); lane 2M+1: (16+4M, 16+4M+1)
+        IntVector second = a.rearrange(SWAP).blend(b, ODD); // lane 2M: (4M+2, 4M+3); lane 2M+1: (16+4M+2, 16+4M+3)
+        FloatVector scale = FloatVector.broadcast(F8, lo).blend(FloatVector.broadcast(F8, hi), ODD.cast(F8));
+        toFloat(first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0);
+        toFloat(first.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 8);
+        toFloat(second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 16);
+        toFloat(second.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 24);
+    }
+
+    private static IntVector toInt(FloatVector v) {
+        return (IntVector) v.convert(VectorOperators.F2I, 0);
+    }
+
+    /**
+     * The Q6_K offset lanes ({@link #fusedQ6_K}'s {@code 32·(sc_j·bsum_j + sc_j+1·bsum_j+1)} in the quad order) of
+     * weight row {@code w} with activation row {@code xRow} in super-block {@code b}, from {@link QuantRow#scA}/
+     * {@code scB} and {@link QuantActivations#bsA}/{@code bsB}: products below 2^23, sums below 2^24, so exact.
+     */
+    private static IntVector q6Offset(QuantRow w, QuantActivations x, int xRow, int b) {
+        int xi = (xRow * (w.cols >> 8) + b) * 8;
+        return toInt(f8(w.scB, b * 8).fma(f8(x.bsB, xi), f8(w.scA, b * 8).mul(f8(x.bsA, xi))));
+    }
+
+    /**
+     * {@link #dotFloat} for Q6_K, bit-identical to {@link #fusedQ6_K}: the unsigned quants times the sub-block scales
+     * (≤ 8064) times activation quants (≤ 127) in float lanes, the two halves of each super-block summed separately
+     * (16 products per lane, below 2^24, so exact; {@link #q6Halves}), then per lane in ints: both halves minus the
+     * offset ({@link #q6Offset}), converted and multiply-added with {@code d·d_x} per super-block, as ggml does
+     * ({@link #q6Combine}). Two passes, so that neither method outgrows what C2 inlines into one compilation.
+     */
+    static float dotFloatQ6(QuantRow w, QuantActivations x, int xRow) {
+        QuantRow[] one = w.one;
+        one[0] = w;
+        float[] h = w.halves;
+        int xo = xRow * w.cols;
+        for (int e0 = 0; e0 < w.cols; e0 += 128) {
+            FloatVector a = FloatVector.zero(F8);
+            for (int e = e0; e < e0 + 128; e += 8) {
+                a = f8(w.wf, e).fma(f8(x.qf, xo + e), a);
+            }
+            a.intoArray(h, e0 / 16);
+        }
+        q6Combine(one, 1, x, xRow, 1, h, w.lanes, 0, 0);
+        return w.lanes[0];
+    }
+
+    /** {@link #dotFloatQ6} of four weight rows with one activation row, each result bit-identical to it. */
+    static void dotFloat4Q6(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0) {
+        q6Halves(w, 4, x, xRow, 1, w[0].halves);
+        q6Combine(w, 4, x, xRow, 1, w[0].halves, out, o0, 0);
+    }
+
+    /**
+     * {@link #dotFloatQ6} of four weight rows with two activation rows ({@code xRow}, {@code xRow + 1}; results at
+     * {@code out[o0..]} and {@code out[o0 + next..]}), each bit-identical to it.
+     */
+    static void dotFloat4x2Q6(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
+        q6Halves(w, 4, x, xRow, 2, w[0].halves);
+        q6Combine(w, 4, x, xRow, 2, w[0].halves, out, o0, next);
+    }
+
+    /**
+     * The float-lane sums of each half super-block of weight rows {@code w[0..n)} (n = 4) with activation rows
+     * {@code xRow..xRow+xRows} (1 or 2), stored at {@code h[((b·2 + half)·n·xRows + t·xRows + r)·8]}. Four rows with
+     * two activation rows is the batched hot loop (eight FMA chains, 0.75 loads per FMA); four rows with one (the
+     * last row of an odd batch) runs the same loop with the second activation row equal to the first.
+     */
+    private static void q6Halves(QuantRow[] w, int n, QuantActivations x, int xRow, int xRows, float[] h) {
+        int cols = w[0].cols;
+        int xo = xRow * cols;
+        int yo = xo + (xRows > 1 ? cols : 0);
+        float[] qx = x.qf;
+        float[] q0 = w[0].wf;
+        float[] q1 = w[1].wf;
+        float[] q2 = w[2].wf;
+        float[] q3 = w[3].wf;
+        int combos = n * xRows;
+        for (int e0 = 0; e0 < cols; e0 += 128) {
+            FloatVector a0 = FloatVector.zero(F8);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int e = e0; e < e0 + 128; e += 8) {
+                FloatVector xv = f8(qx, xo + e);
+                FloatVector yv = f8(qx, yo + e);
+                FloatVector w0 = f8(q0, e);
+                FloatVector w1 = f8(q1, e);
+                FloatVector w2 = f8(q2, e);
+                FloatVector w3 = f8(q3, e);
+                a0 = w0.fma(xv, a0);
+                a1 = w1.fma(xv, a1);
+                a2 = w2.fma(xv, a2);
+                a3 = w3.fma(xv, a3);
+                b0 = w0.fma(yv, b0);
+                b1 = w1.fma(yv, b1);
+                b2 = w2.fma(yv, b2);
+                b3 = w3.fma(yv, b3);
+            }
+            // chain (t, r) = weight row t, activation row r at index t·xRows + r
+            int o = (e0 / 128) * combos * 8;
+            if (xRows == 2) {
+                a0.intoArray(h, o);
+                b0.intoArray(h, o + 8);
+                a1.intoArray(h, o + 16);
+                b1.intoArray(h, o + 24);
+                a2.intoArray(h, o + 32);
+                b2.intoArray(h, o + 40);
+                a3.intoArray(h, o + 48);
+                b3.intoArray(h, o + 56);
+            } else {
+                a0.intoArray(h, o);
+                a1.intoArray(h, o + 8);
+                a2.intoArray(h, o + 16);
+                a3.intoArray(h, o + 24);
+            }
+        }
+    }
+
+    /**
+     * Second pass of {@link #dotFloatQ6}: for every (weight row t, activation row r) of {@link #q6Halves}, per super-block
+     * the lane integers {@code half0 + half1 − offset}, converted and multiply-added with {@code d·d_x}; the result of
+     * row t with activation row r goes to {@code out[o0 + r·next + t]}. Two chains at a time, so their
+     * multiply-adds overlap (four overflow what C2 inlines here, and box).
+     */
+    private static void q6Combine(QuantRow[] w, int n, QuantActivations x, int xRow, int xRows, float[] h,
+                                  float[] out, int o0, int next) {
+        int nb = w[0].cols / 256;
+        int combos = n * xRows;
+        int half = combos * 8;
+        for (int c = 0; c < combos; c += 2) {
+            int c1 = Math.min(c + 1, combos - 1); // a single chain runs twice
+            QuantRow w0 = w[c / xRows];
+            QuantRow w1 = w[c1 / xRows];
+            int r0 = xRow + c % xRows;
+            int r1 = xRow + c1 % xRows;
+            FloatVector acc0 = FloatVector.zero(F8);
+            FloatVector acc1 = acc0;
+            for (int b = 0; b < nb; b++) {
+                int o = 2 * b * half;
+                IntVector l0 = toInt(f8(h, o + 8 * c)).add(toInt(f8(h, o + half + 8 * c))).sub(q6Offset(w0, x, r0, b));
+                IntVector l1 = toInt(f8(h, o + 8 * c1)).add(toInt(f8(h, o + half + 8 * c1))).sub(q6Offset(w1, x, r1, b));
+                acc0 = toFloat(l0).fma(FloatVector.broadcast(F8, w0.d[b] * x.d[r0 * nb + b]), acc0);
+                acc1 = toFloat(l1).fma(FloatVector.broadcast(F8, w1.d[b] * x.d[r1 * nb + b]), acc1);
+            }
+            out[o0 + (c % xRows) * next + c / xRows] = sumQuads(acc0);
+            out[o0 + (c1 % xRows) * next + c1 / xRows] = sumQuads(acc1);
+        }
+    }
+
     private static FloatVector f8(float[] a, int i) {
         return FloatVector.fromArray(F8, a, i);
     }
@@ -153,6 +344,9 @@ final class QuantDot {
      * which is what makes the batched path fast.
      */
     static float dotFloat(QuantRow w, QuantActivations x, int xRow) {
+        if (w.type == GgmlType.Q6_K) {
+            return dotFloatQ6(w, x, xRow);
+        }
         int cols = w.cols;
         int xo = xRow * cols;
         float[] q = w.wf;
@@ -185,7 +379,9 @@ final class QuantDot {
      * instead of 2); each result is bit-identical to {@link #dotFloat} of that row.
      */
     static void dotFloat4(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0) {
-        if (QuantRow.kQuant(w[0].type)) {
+        if (w[0].type == GgmlType.Q6_K) {
+            dotFloat4Q6(w, x, xRow, out, o0);
+        } else if (QuantRow.kQuant(w[0].type)) {
             dotFloat4K(w, x, xRow, out, o0);
         } else {
             dotFloat4Legacy(w, x, xRow, out, o0);
@@ -703,29 +899,57 @@ final class QuantDot {
         return sum(acc) - corr;
     }
 
+    /**
+     * ggml's AVX2 Q6_K kernel, lane for lane: unsigned quants (0..63) times the activation quants, times the sub-block
+     * scale, summed into eight integer lanes, minus {@code 32·(sc_j·bsum_j + sc_j+1·bsum_j+1)} per lane for a pair of
+     * sub-blocks (ggml takes the −32 out of the products with the activation block sums); every lane is an exact
+     * integer, converted and multiply-added with {@code d·d_x} per super-block, and the eight are summed in
+     * {@code hsum_float_8}'s order.
+     *
+     * <p>The quad order. ggml's lane p (vpmaddubsw, then vpmaddwd) holds elements 4p..4p+3 of every 32, and its offset
+     * pair is sub-blocks (2p, 2p+1). Here {@link #pairSum} gives pairs: {@code lo} holds, in lane m, elements 2m, 2m+1
+     * of the first half of every 32, {@code hi} the same for the second half; then lane 2M of
+     * {@code blend(lo, hi) + blend(swap(lo), swap(hi))} holds ggml's lane M and lane 2M+1 ggml's lane 4+M, which
+     * {@link #sumQuads} reduces in ggml's order. The offset of sub-block j goes in pair lane j mod 8 of lo (j < 8) or
+     * hi, so those sums pair it as ggml does. The other types keep the pair lanes: the same integer totals, ulp-level
+     * differences from ggml per block, which no reference case shows.
+     */
     private static float fusedQ6_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
         short[] qx = x.q;
+        int[] bs = x.bsums32;
         FloatVector acc = FloatVector.zero(F8);
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
-            IntVector a = IntVector.zero(I8);
+            int x16 = xo / 16 + b * 16;
+            IntVector lo = bytesToInts(s, o + 192).mul(IntVector.fromArray(I8, bs, x16)).neg();
+            IntVector hi = bytesToInts(s, o + 200).mul(IntVector.fromArray(I8, bs, x16 + 8)).neg();
             // sub-block j = 8n + jj (16 elements): half n, within it quarter k = jj/2 and lanes l = 16·(jj%2);
-            // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k. Two loops of
-            // eight: C2 unrolls an eight-trip loop of this body fully within -XX:LoopUnrollLimit=300, not one of 16.
+            // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k. Even j are the first
+            // half of a 32 and go to lo, odd j to hi: each step adds to lo and swaps the two, which keeps one
+            // sub-block per loop body (two overflow C2's inlining budget) and needs no branch (a vector merged from
+            // two paths may be boxed). Two loops of eight: C2 unrolls an eight-trip loop of this body fully within
+            // -XX:LoopUnrollLimit=300, not one of 16.
             for (int n = 0; n < 2; n++) {
                 for (int jj = 0; jj < 8; jj++) {
                     int j = 8 * n + jj;
                     int k = jj >> 1;
                     int l = (jj & 1) * 16;
                     ByteVector nib = nibbles(load16(s, o + n * 64L + (k & 1) * 32L + l), 4 * (k >> 1));
-                    ShortVector w = q6(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
-                    a = a.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
+                    ShortVector w = q6u(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
+                    IntVector sum = lo.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
+                    lo = hi;
+                    hi = sum;
                 }
             }
-            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
+            // the quad lanes and sumQuads(acc), written out: this method is at C2's inlining limit, and a helper it
+            // does not inline gets its vector arguments boxed
+            IntVector lanes = lo.blend(hi, ODD).add(lo.rearrange(SWAP).blend(hi.rearrange(SWAP), ODD));
+            acc = ((FloatVector) lanes.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
         }
-        return sum(acc);
+        FloatVector pairs = acc.add(acc.rearrange(SWAP_F));
+        return (pairs.lane(0) + pairs.lane(4)) + (pairs.lane(2) + pairs.lane(6));
     }
 
     /** {@code Σ_j m_j · (sum of the activation quants of sub-block j)}: exact integers. */
@@ -738,9 +962,43 @@ final class QuantDot {
         return s;
     }
 
+    /**
+     * Scalar reference of {@link #fusedQ6_K}: ggml's eight lanes as eight ints, lane p summing elements 4p..4p+3 of every
+     * 32 with unsigned quants, minus {@code 32·(sc_2p·bsum_2p + sc_2p+1·bsum_2p+1)}; then per lane one float
+     * multiply-add per super-block and ggml's reduction.
+     */
+    private static float dotScalarQ6(QuantRow w, QuantActivations x, int xRow) {
+        int xo = xRow * w.cols;
+        int[] lane = w.intLanes;
+        float[] acc = w.lanes;
+        java.util.Arrays.fill(acc, 0, 8, 0f);
+        for (int b = 0; b < w.cols / 256; b++) {
+            for (int p = 0; p < 8; p++) {
+                int j = b * 16 + 2 * p;
+                lane[p] = -32 * (w.sc[j] * (int) x.sums[xo / 16 + 2 * p + b * 16] + w.sc[j + 1] * (int) x.sums[xo / 16 + 2 * p + 1 + b * 16]);
+            }
+            for (int g = 0; g < 8; g++) {
+                for (int p = 0; p < 8; p++) {
+                    for (int i = 0; i < 4; i++) {
+                        int e = b * 256 + 32 * g + 4 * p + i;
+                        lane[p] += w.sc[e / 16] * (w.q[e] + 32) * x.q[xo + e];
+                    }
+                }
+            }
+            float dd = w.d[b] * x.d[xo / 256 + b];
+            for (int p = 0; p < 8; p++) {
+                acc[p] = Math.fma(dd, (float) lane[p], acc[p]);
+            }
+        }
+        return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    }
+
     /** Scalar reference: integer sums in {@code int}, one float multiply-add per (super-)block, as ggml's generic code. */
     static float dotScalar(QuantRow w, QuantActivations x, int xRow) {
         GgmlType t = w.type;
+        if (t == GgmlType.Q6_K) {
+            return dotScalarQ6(w, x, xRow);
+        }
         int cols = w.cols;
         int xo = xRow * cols;
         float sum = 0f;

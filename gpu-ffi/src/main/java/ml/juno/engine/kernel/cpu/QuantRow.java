@@ -20,8 +20,20 @@ public final class QuantRow {
     final float[] d;
     final float[] dmin;
     final float[] m;
+    /**
+     * Q6_K, per super-block, the sub-block scales of each quad lane's offset pair ({@link QuantDot#fusedQ6_K}): lane 2M takes
+     * sub-blocks 2M ({@code scA}) and 2M+1 ({@code scB}), lane 2M+1 sub-blocks 8+2M and 9+2M ({@link QuantDot#dotFloatQ6}).
+     */
+    final float[] scA;
+    final float[] scB;
+    /** Scratch for a tile's half-super-block lane sums ({@link QuantDot#dotFloat4x2Q6}): 128 per 256 columns. */
+    final float[] halves;
+    /** This row as a tile of one ({@link QuantDot#dotFloatQ6}). */
+    final QuantRow[] one = new QuantRow[1];
     /** Scratch for the lanes of eight accumulators ({@link QuantDot#dotFloat4x2K}). */
     final float[] lanes = new float[64];
+    /** Scratch for the scalar reference's integer lanes ({@link QuantDot#dotScalar}). */
+    final int[] intLanes = new int[8];
     GgmlType type;
     int cols;
 
@@ -32,6 +44,9 @@ public final class QuantRow {
         d = new float[maxCols / 32];
         dmin = new float[maxCols / 32];
         m = new float[maxCols / 16];
+        scA = new float[maxCols / 32];
+        scB = new float[maxCols / 32];
+        halves = new float[maxCols / 2];
     }
 
     /** Elements per sub-block with one integer scale. */
@@ -201,6 +216,10 @@ public final class QuantRow {
 
     /** Fills {@link #wf} from the decoded quants (and sub-block scales): the input of {@link QuantDot#dotFloat}. */
     void toFloatLanes() {
+        if (type == GgmlType.Q6_K) {
+            toFloatLanesQ6();
+            return;
+        }
         boolean k = kQuant(type);
         int g = subBlock(type);
         for (int e = 0; e < cols; e += 32) {
@@ -212,6 +231,21 @@ public final class QuantRow {
                 hi = g == 16 ? sc[j + 1] : lo;
             }
             QuantDot.lanes(q, e, wf, e, lo, hi);
+        }
+    }
+
+    /** Q6_K in the quad order, unsigned (quant + 32) times the sub-block scale, as {@link QuantDot#dotFloatQ6} reads it. */
+    private void toFloatLanesQ6() {
+        for (int e = 0; e < cols; e += 32) {
+            QuantDot.lanesQuad(q, e, wf, e, sc[e / 16], sc[e / 16 + 1], 32f);
+        }
+        for (int b = 0; b < cols / 256; b++) {
+            for (int mm = 0; mm < 4; mm++) {
+                scA[b * 8 + 2 * mm] = sc[b * 16 + 2 * mm];
+                scB[b * 8 + 2 * mm] = sc[b * 16 + 2 * mm + 1];
+                scA[b * 8 + 2 * mm + 1] = sc[b * 16 + 8 + 2 * mm];
+                scB[b * 8 + 2 * mm + 1] = sc[b * 16 + 9 + 2 * mm];
+            }
         }
     }
 

@@ -101,10 +101,44 @@ class CpuKernelsMatchScalarReferenceTest {
     @MethodSource("quantTypes")
     void fusedAndBatchedDots_areBitIdentical_andCloseToTheScalarReference(GgmlType t) {
         int cols = 512;
-        MemorySegment s = RandomBlocks.of(t, 4, cols, 44);
+        checkDots(t, RandomBlocks.of(t, 4, cols, 44), gaussian(6 * cols, 45), cols);
+    }
+
+    /**
+     * Q6_K at the edges of exactness: unsigned quants 63 with sub-block scales −128 and 127, quants 0 (−32), and
+     * activations quantized to ±127 everywhere, so every lane of a half super-block reaches 16·128·63·127 (just below
+     * 2^24, the float path's limit) and the integer lanes ±2^25. All paths must still agree bit for bit.
+     */
+    @Test
+    void q6K_atTheLargestLaneSums_staysBitIdenticalAcrossPaths() {
+        int cols = 512;
+        int bytes = (int) GgmlType.Q6_K.byteSize(cols);
+        MemorySegment s = MemorySegment.ofArray(new byte[4 * bytes]);
+        int[][] rowSpec = {{0xFF, -128}, {0xFF, 127}, {0x00, -128}, {0xFF, -128}}; // {ql and qh bits, every scale}
+        for (int r = 0; r < 4; r++) {
+            for (int b = 0; b < cols / 256; b++) {
+                long o = (long) r * bytes + b * 210L;
+                for (int i = 0; i < 192; i++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + i, (byte) (r == 3 && i % 3 == 0 ? 0x5A : rowSpec[r][0]));
+                }
+                for (int j = 0; j < 16; j++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 192 + j, (byte) (r == 3 && j % 2 == 1 ? 127 : rowSpec[r][1]));
+                }
+                s.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, o + 208, Float.floatToFloat16(0.5f));
+            }
+        }
+        float[] x = gaussian(6 * cols, 46);
+        for (int i = 0; i < 3 * cols; i++) {
+            x[i] = i < cols ? 1f : i < 2 * cols ? -1f : (i % 2 == 0 ? 1f : -1f);
+        }
+        checkDots(GgmlType.Q6_K, s, x, cols);
+    }
+
+    /** Fused, one-row, four-row and four-by-two batched dots of four weight rows with six activation rows. */
+    private static void checkDots(GgmlType t, MemorySegment s, float[] xs, int cols) {
         QuantActivations x = new QuantActivations();
-        x.quantize(gaussian(6 * cols, 45), 6, cols, QuantRow.kQuant(t));
-        x.toFloatLanes(6);
+        x.quantize(xs, 6, cols, QuantRow.kQuant(t));
+        x.toFloatLanes(6, t == GgmlType.Q6_K);
         QuantRow[] tile = new QuantRow[4];
         for (int r = 0; r < 4; r++) {
             tile[r] = new QuantRow(cols);
@@ -119,7 +153,9 @@ class CpuKernelsMatchScalarReferenceTest {
         float[] corr = new float[4 * 6]; // the K-quant min terms of the four rows with the six activation rows
         QuantDot.kCorrections(tile, 4, x, 6, corr);
         for (int b = 0; b < 6; b += 2) {
-            if (QuantRow.kQuant(t)) {
+            if (t == GgmlType.Q6_K) {
+                QuantDot.dotFloat4x2Q6(tile, x, b, pairs, b * 4, 4);
+            } else if (QuantRow.kQuant(t)) {
                 QuantDot.dotFloat4x2K(tile, x, b, pairs, b * 4, 4, corr, b, 6);
             } else {
                 QuantDot.dotFloat4x2Legacy(tile, x, b, pairs, b * 4, 4);
@@ -136,7 +172,11 @@ class CpuKernelsMatchScalarReferenceTest {
                     assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r + " x " + b);
                 }
                 float ref = QuantDot.dotScalar(row, x, b);
-                assertEquals(ref, one, 1e-5f * Math.max(1f, Math.abs(ref)), t + " row " + r + " vs scalar");
+                if (t == GgmlType.Q6_K) { // the scalar reference computes ggml's lanes too
+                    assertEquals(Float.floatToIntBits(ref), Float.floatToIntBits(one), t + " row " + r + " x " + b + " vs scalar");
+                } else {
+                    assertEquals(ref, one, 1e-5f * Math.max(1f, Math.abs(ref)), t + " row " + r + " vs scalar");
+                }
             }
         }
     }
