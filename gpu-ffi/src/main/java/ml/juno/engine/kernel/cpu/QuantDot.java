@@ -246,6 +246,8 @@ final class QuantDot {
      * two activation rows is the batched hot loop (eight FMA chains, 0.75 loads per FMA); four rows with one (the
      * last row of an odd batch) runs the same loop with the second activation row equal to the first.
      */
+    // The FMA block is a near-copy of dotFloat4x2K's on purpose (see the note on dotFloat4x2Legacy): a helper taking
+    // or returning its vectors would box them.
     private static void q6Halves(QuantRow[] w, int n, QuantActivations x, int xRow, int xRows, float[] h) {
         int cols = w[0].cols;
         int xo = xRow * cols;
