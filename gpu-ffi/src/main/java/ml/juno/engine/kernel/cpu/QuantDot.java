@@ -884,13 +884,21 @@ final class QuantDot {
             int sHi = s.get(U32, o + 12);
             long scales = scalesK4(sLo, sHi);
             long mins = minsK4(sLo, sHi);
+            // the high bits of all eight sub-blocks, loaded once as 16-bit lanes and shifted up by 4, so bit j of qh
+            // is bit 4 after a shift by j: fewer and lighter operations per sub-block keep this method within C2's
+            // inlining budget (past it, helpers stay calls and the vectors are boxed, 2-5× slower)
+            ShortVector h0 = widen(load16(s, o + 16)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
+            ShortVector h1 = widen(load16(s, o + 32)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
             for (int j = 0; j < 8; j++) {
                 int e = xo + b * 256 + 32 * j;
                 long chunk = o + 48 + (j >> 1) * 32L;
                 int shift = 4 * (j & 1);
-                ByteVector n0 = nibbles(load16(s, chunk), shift).or(bitsTo(load16(s, o + 16), j, 1, 4));
-                ByteVector n1 = nibbles(load16(s, chunk + 16), shift).or(bitsTo(load16(s, o + 32), j, 1, 4));
-                ShortVector p = widen(n0).mul(s16(qx, e)).add(widen(n1).mul(s16(qx, e + 16)));
+                // nibbles taken in 16-bit lanes (sign-extended bytes: the mask drops the extension), no reinterpretation
+                ShortVector w0 = widen(load16(s, chunk)).lanewise(VectorOperators.LSHR, shift).and((short) 15)
+                        .or(h0.lanewise(VectorOperators.LSHR, j).and((short) 16));
+                ShortVector w1 = widen(load16(s, chunk + 16)).lanewise(VectorOperators.LSHR, shift).and((short) 15)
+                        .or(h1.lanewise(VectorOperators.LSHR, j).and((short) 16));
+                ShortVector p = w0.mul(s16(qx, e)).add(w1.mul(s16(qx, e + 16)));
                 a = a.add(pairSum(p).mul(k4(scales, j)));
                 msum += k4(mins, j) * x.sums32[x32 + j];
             }
@@ -898,7 +906,10 @@ final class QuantDot {
             acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
             corr += ScalarDecode.half(s, o + 2) * dx * (float) msum;
         }
-        return sum(acc) - corr;
+        // sum(acc), written out: a helper this method does not inline gets its vector argument boxed
+        float lo = (acc.lane(0) + acc.lane(4)) + (acc.lane(2) + acc.lane(6));
+        float hi = (acc.lane(1) + acc.lane(5)) + (acc.lane(3) + acc.lane(7));
+        return (lo + hi) - corr;
     }
 
     /**
