@@ -76,12 +76,7 @@ public final class QuantActivations {
                 QuantDot.lanesQuad(q, e, qf, e, 1f, 1f, 0f);
             }
             for (int g = 0; g < n / 256; g++) { // g = row·(cols/256) + super-block, as QuantDot.q6Offset indexes
-                for (int mm = 0; mm < 4; mm++) {
-                    bsA[g * 8 + 2 * mm] = bsums32[g * 16 + 2 * mm];
-                    bsB[g * 8 + 2 * mm] = bsums32[g * 16 + 2 * mm + 1];
-                    bsA[g * 8 + 2 * mm + 1] = bsums32[g * 16 + 8 + 2 * mm];
-                    bsB[g * 8 + 2 * mm + 1] = bsums32[g * 16 + 9 + 2 * mm];
-                }
+                QuantDot.offsetPairs(bsums32, g * 16, bsA, bsB, g * 8);
             }
             return;
         }

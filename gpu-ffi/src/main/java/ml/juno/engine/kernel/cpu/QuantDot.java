@@ -188,6 +188,20 @@ final class QuantDot {
         toFloat(second.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 24);
     }
 
+    /**
+     * The Q6_K offset pairing of one super-block's 16 per-sub-block values {@code src[s0..s0+16)} (weight scales, or
+     * activation {@code 32·bsum}s) in the quad order: lane 2M takes sub-blocks 2M ({@code a}) and 2M+1 ({@code b}),
+     * lane 2M+1 sub-blocks 8+2M and 9+2M ({@link #fusedQ6_K}); written at {@code a[d0..d0+8)}, {@code b[d0..d0+8)}.
+     */
+    static void offsetPairs(int[] src, int s0, float[] a, float[] b, int d0) {
+        for (int m = 0; m < 4; m++) {
+            a[d0 + 2 * m] = src[s0 + 2 * m];
+            b[d0 + 2 * m] = src[s0 + 2 * m + 1];
+            a[d0 + 2 * m + 1] = src[s0 + 8 + 2 * m];
+            b[d0 + 2 * m + 1] = src[s0 + 9 + 2 * m];
+        }
+    }
+
     private static IntVector toInt(FloatVector v) {
         return (IntVector) v.convert(VectorOperators.F2I, 0);
     }

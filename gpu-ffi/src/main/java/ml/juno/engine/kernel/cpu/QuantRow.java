@@ -240,12 +240,7 @@ public final class QuantRow {
             QuantDot.lanesQuad(q, e, wf, e, sc[e / 16], sc[e / 16 + 1], 32f);
         }
         for (int b = 0; b < cols / 256; b++) {
-            for (int mm = 0; mm < 4; mm++) {
-                scA[b * 8 + 2 * mm] = sc[b * 16 + 2 * mm];
-                scB[b * 8 + 2 * mm] = sc[b * 16 + 2 * mm + 1];
-                scA[b * 8 + 2 * mm + 1] = sc[b * 16 + 8 + 2 * mm];
-                scB[b * 8 + 2 * mm + 1] = sc[b * 16 + 9 + 2 * mm];
-            }
+            QuantDot.offsetPairs(sc, b * 16, scA, scB, b * 8);
         }
     }
 
