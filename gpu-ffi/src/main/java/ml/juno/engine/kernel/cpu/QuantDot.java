@@ -5,7 +5,6 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
@@ -36,6 +35,7 @@ final class QuantDot {
     static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
     /** The odd lanes of an 8-lane vector (ggml's lanes 4..7 in the quad order, see {@link #fusedQ6_K}). */
     static final VectorMask<Integer> ODD = VectorMask.fromLong(I8, 0xAAL);
+    private static final VectorMask<Float> ODD_F = ODD.cast(F8);
     /** Swaps adjacent lanes (a constant shuffle: C2 compiles it to one permute; 64-bit lane shifts it may not). */
     static final VectorShuffle<Integer> SWAP = VectorShuffle.fromArray(I8, new int[] {1, 0, 3, 2, 5, 4, 7, 6}, 0);
     static final VectorShuffle<Float> SWAP_F = SWAP.cast(F8);
@@ -181,7 +181,7 @@ final class QuantDot {
         // int lane 2M of a holds elements 4M, 4M+1 and lane 2M+1 elements 4M+2, 4M+3; likewise b from 16
         IntVector first = a.blend(b.rearrange(SWAP), ODD);   // lane 2M: (4M, 4M+1); lane 2M+1: (16+4M, 16+4M+1)
         IntVector second = a.rearrange(SWAP).blend(b, ODD); // lane 2M: (4M+2, 4M+3); lane 2M+1: (16+4M+2, 16+4M+3)
-        FloatVector scale = FloatVector.broadcast(F8, lo).blend(FloatVector.broadcast(F8, hi), ODD.cast(F8));
+        FloatVector scale = FloatVector.broadcast(F8, lo).blend(FloatVector.broadcast(F8, hi), ODD_F);
         toFloat(first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0);
         toFloat(first.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 8);
         toFloat(second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 16);
@@ -241,7 +241,7 @@ final class QuantDot {
 
     /** {@link #dotFloatQ6} of four weight rows with one activation row, each result bit-identical to it. */
     static void dotFloat4Q6(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0) {
-        q6Halves(w, 4, x, xRow, 1, w[0].halves);
+        q6Halves(w, x, xRow, 1, w[0].halves);
         q6Combine(w, 4, x, xRow, 1, w[0].halves, out, o0, 0);
     }
 
@@ -250,19 +250,19 @@ final class QuantDot {
      * {@code out[o0..]} and {@code out[o0 + next..]}), each bit-identical to it.
      */
     static void dotFloat4x2Q6(QuantRow[] w, QuantActivations x, int xRow, float[] out, int o0, int next) {
-        q6Halves(w, 4, x, xRow, 2, w[0].halves);
+        q6Halves(w, x, xRow, 2, w[0].halves);
         q6Combine(w, 4, x, xRow, 2, w[0].halves, out, o0, next);
     }
 
     /**
-     * The float-lane sums of each half super-block of weight rows {@code w[0..n)} (n = 4) with activation rows
-     * {@code xRow..xRow+xRows} (1 or 2), stored at {@code h[((b·2 + half)·n·xRows + t·xRows + r)·8]}. Four rows with
+     * The float-lane sums of each half super-block of the four weight rows {@code w[0..4)} with activation rows
+     * {@code xRow..xRow+xRows} (1 or 2), stored at {@code h[((b·2 + half)·4·xRows + t·xRows + r)·8]}. Four rows with
      * two activation rows is the batched hot loop (eight FMA chains, 0.75 loads per FMA); four rows with one (the
      * last row of an odd batch) runs the same loop with the second activation row equal to the first.
      */
     // The FMA block is a near-copy of dotFloat4x2K's on purpose (see the note on dotFloat4x2Legacy): a helper taking
     // or returning its vectors would box them.
-    private static void q6Halves(QuantRow[] w, int n, QuantActivations x, int xRow, int xRows, float[] h) {
+    private static void q6Halves(QuantRow[] w, QuantActivations x, int xRow, int xRows, float[] h) {
         int cols = w[0].cols;
         int xo = xRow * cols;
         int yo = xo + (xRows > 1 ? cols : 0);
@@ -271,7 +271,7 @@ final class QuantDot {
         float[] q1 = w[1].wf;
         float[] q2 = w[2].wf;
         float[] q3 = w[3].wf;
-        int combos = n * xRows;
+        int combos = 4 * xRows;
         for (int e0 = 0; e0 < cols; e0 += 128) {
             FloatVector a0 = FloatVector.zero(F8);
             FloatVector a1 = a0;
