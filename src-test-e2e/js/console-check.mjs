@@ -18,15 +18,25 @@ try {
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('model').textContent.includes('context'), null, { timeout: 30_000 });
+  // Every change of the answer bubble is recorded by a MutationObserver, together with whether the answer was still
+  // running (Stop enabled) at that moment. Observer callbacks run as microtasks between the console's awaits, so a
+  // short, fast answer is seen as reliably as a long one (polling from outside missed a 128-token answer at 580 tokens/s).
+  await page.evaluate(() => {
+    window.__seen = [];
+    const stop = document.getElementById('stop');
+    new MutationObserver(() => {
+      const a = document.querySelector('.msg.assistant');
+      const text = a ? a.textContent : '';
+      const last = window.__seen[window.__seen.length - 1];
+      if (text.length > 0 && (!last || last.text !== text)) window.__seen.push({ text, running: !stop.disabled });
+    }).observe(document.getElementById('log'), { childList: true, subtree: true, characterData: true });
+  });
   await page.fill('#prompt', 'Once upon a time');
   await page.click('#send');
-  // streamed: text shows up while the answer is still running (the Stop button is enabled)
-  const midStream = await page.waitForFunction(() => {
-    const a = document.querySelector('.msg.assistant');
-    return a && a.textContent.length > 0 ? { text: a.textContent, running: !document.getElementById('stop').disabled } : null;
-  }, null, { timeout: 30_000, polling: 10 });
-  const seen = await midStream.jsonValue();
   await page.waitForSelector('.msg.assistant[data-done="true"]', { timeout: 60_000 });
+  const states = await page.evaluate(() => window.__seen);
+  const whileRunning = states.filter((s) => s.running);
+  const seen = whileRunning[0] || states[0] || { text: '', running: false };
   const answer = await page.textContent('.msg.assistant');
   const stats = await page.textContent('#stats');
   const errors = await page.$$('.msg.error');
@@ -37,8 +47,15 @@ try {
   if (foreign.length) problems.push('requests outside the server: ' + foreign.join(', '));
   if (pageErrors.length) problems.push('page errors: ' + pageErrors.join(' | '));
   if (!answer.startsWith(seen.text)) problems.push('final answer does not extend the streamed text');
+  const tokenCount = Number((/^(\d+) tokens/.exec(stats) || [])[1] || 0);
+  // streamed: text shows up while the answer is still running, and grows piece by piece
+  if (whileRunning.length === 0) problems.push('no text was shown while the answer was running');
+  else if (tokenCount >= 2 && whileRunning.length < 2) problems.push('the answer appeared in one piece (' + tokenCount + ' tokens)');
+  for (let i = 1; i < whileRunning.length; i++) {
+    if (!whileRunning[i].text.startsWith(whileRunning[i - 1].text)) { problems.push('streamed text was rewritten, not extended'); break; }
+  }
   console.log((problems.length ? 'FAIL console: ' + problems.join('; ') : 'ok console') +
-    ' | first seen while running=' + seen.running + ' ' + JSON.stringify(seen.text) + ' | final ' + JSON.stringify(answer) + ' | ' + stats);
+    ' | first seen while running=' + seen.running + ' ' + JSON.stringify(seen.text) + ' | ' + whileRunning.length + ' updates while running' + ' | final ' + JSON.stringify(answer) + ' | ' + stats);
   process.exitCode = problems.length ? 1 : 0;
 } finally {
   await context.close();

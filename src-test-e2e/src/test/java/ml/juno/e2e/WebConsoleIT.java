@@ -33,6 +33,7 @@ class WebConsoleIT {
         Path profile = Files.createTempDirectory("juno-chromium-");
         try {
             NodeScripts.Result r = NodeScripts.run("console-check.mjs", Duration.ofMinutes(2), server.url("/").toString(), profile.toString());
+            System.out.println(r.checks());
             assertEquals(0, r.exitCode(), r.output() + "\nserver log:\n" + server.log());
             assertTrue(r.checks().stream().anyMatch(l -> l.startsWith("ok console")), r.output());
             assertTrue(r.output().contains("running=true"), "text appeared while the answer was still streaming: " + r.output());
