@@ -195,7 +195,7 @@ public final class QuantRow {
                 if (one) {
                     m[b] = half(s, o + 2);
                 }
-                int qh = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), o + base);
+                int qh = s.get(QuantDot.U32, o + base);
                 int bias = one ? 0 : 16;
                 for (int j = 0; j < 16; j++) {
                     int v = u8(s, o + base + 4 + j);
