@@ -1,6 +1,7 @@
 package ml.juno.engine.kernel.cpu;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -109,8 +110,9 @@ final class QuantDot {
         return ShortVector.fromArray(S16, a, i);
     }
 
-    static final java.lang.foreign.ValueLayout.OfLong U64 = java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
-    static final java.lang.foreign.ValueLayout.OfInt U32 = java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
 
     /**
      * The eight 6-bit scales of a Q4_K/Q5_K super-block, one per byte, sub-blocks 0..3 in the low int and 4..7 in the
@@ -159,15 +161,17 @@ final class QuantDot {
      * Writes 32 quants from {@code src[so..]} as floats into {@code dst[d0..]} in <em>lane order</em>: four vectors of
      * eight, vector 0 lane L holding element 2L, vector 1 element 2L+1, vectors 2 and 3 elements 16+2L and 17+2L, i.e.
      * the elements {@link #pairSum} puts in 32-bit lane L. The first 16 are multiplied by {@code lo}, the others by
-     * {@code hi} (integer sub-block scales, or 1).
+     * {@code hi} (integer sub-block scales, or 1). Its vector operations are written out, not called through this class's
+     * helpers: it is inlined into large decoders, and past C2's node budget a helper stays a call that boxes its
+     * vectors ({@link #fusedQ5_K} says more).
      */
     static void lanes(short[] src, int so, float[] dst, int d0, float lo, float hi) {
-        IntVector a = s16(src, so).reinterpretAsInts();
-        IntVector b = s16(src, so + 16).reinterpretAsInts();
-        toFloat(a.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).mul(lo).intoArray(dst, d0);
-        toFloat(a.lanewise(VectorOperators.ASHR, 16)).mul(lo).intoArray(dst, d0 + 8);
-        toFloat(b.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).mul(hi).intoArray(dst, d0 + 16);
-        toFloat(b.lanewise(VectorOperators.ASHR, 16)).mul(hi).intoArray(dst, d0 + 24);
+        IntVector a = ShortVector.fromArray(S16, src, so).reinterpretAsInts();
+        IntVector b = ShortVector.fromArray(S16, src, so + 16).reinterpretAsInts();
+        ((FloatVector) a.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(lo).intoArray(dst, d0);
+        ((FloatVector) a.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(lo).intoArray(dst, d0 + 8);
+        ((FloatVector) b.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(hi).intoArray(dst, d0 + 16);
+        ((FloatVector) b.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(hi).intoArray(dst, d0 + 24);
     }
 
     /**
@@ -176,16 +180,16 @@ final class QuantDot {
      * (times {@code hi}), each plus {@code add} before the scale.
      */
     static void lanesQuad(short[] src, int so, float[] dst, int d0, float lo, float hi, float add) {
-        IntVector a = s16(src, so).reinterpretAsInts();
-        IntVector b = s16(src, so + 16).reinterpretAsInts();
+        IntVector a = ShortVector.fromArray(S16, src, so).reinterpretAsInts();
+        IntVector b = ShortVector.fromArray(S16, src, so + 16).reinterpretAsInts();
         // int lane 2M of a holds elements 4M, 4M+1 and lane 2M+1 elements 4M+2, 4M+3; likewise b from 16
         IntVector first = a.blend(b.rearrange(SWAP), ODD);   // lane 2M: (4M, 4M+1); lane 2M+1: (16+4M, 16+4M+1)
         IntVector second = a.rearrange(SWAP).blend(b, ODD); // lane 2M: (4M+2, 4M+3); lane 2M+1: (16+4M+2, 16+4M+3)
         FloatVector scale = FloatVector.broadcast(F8, lo).blend(FloatVector.broadcast(F8, hi), ODD_F);
-        toFloat(first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0);
-        toFloat(first.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 8);
-        toFloat(second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 16);
-        toFloat(second.lanewise(VectorOperators.ASHR, 16)).add(add).mul(scale).intoArray(dst, d0 + 24);
+        ((FloatVector) first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0);
+        ((FloatVector) first.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 8);
+        ((FloatVector) second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 16);
+        ((FloatVector) second.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 24);
     }
 
     /**
@@ -853,7 +857,7 @@ final class QuantDot {
     }
 
     // sub-block j of a Q4_K/Q5_K super-block: nibbles (low for even j, high for odd) of the 32 bytes of chunk j/2,
-    // plus bit j of qh for Q5_K
+    // plus bit j of qh for Q5_K. Vector operations written out, as in fusedQ5_K (see there why).
     private static float fusedQ4_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
         short[] qx = x.q;
@@ -864,26 +868,46 @@ final class QuantDot {
             IntVector a = IntVector.zero(I8);
             int msum = 0;
             int x32 = xo / 32 + b * 8;
-            long sLo = s.get(U64, o + 4);
-            int sHi = s.get(U32, o + 12);
+            // the 16-byte header (d, dmin, 12 scale bytes) in two loads
+            long h01 = s.get(U64, o);
+            long h23 = s.get(U64, o + 8);
+            long sLo = (h01 >>> 32) | (h23 << 32);
+            int sHi = (int) (h23 >>> 32);
             long scales = scalesK4(sLo, sHi);
             long mins = minsK4(sLo, sHi);
             for (int j = 0; j < 8; j++) {
                 int e = xo + b * 256 + 32 * j;
                 long chunk = o + 16 + (j >> 1) * 32L;
                 int shift = 4 * (j & 1);
-                ShortVector p = widen(nibbles(load16(s, chunk), shift)).mul(s16(qx, e))
-                        .add(widen(nibbles(load16(s, chunk + 16), shift)).mul(s16(qx, e + 16)));
-                a = a.add(pairSum(p).mul(k4(scales, j)));
-                msum += k4(mins, j) * x.sums32[x32 + j];
+                // nibbles(load16(..), shift) widened, written out
+                ByteVector n0 = ByteVector.fromMemorySegment(B16, s, chunk, LE).reinterpretAsShorts()
+                        .lanewise(VectorOperators.LSHR, shift).reinterpretAsBytes().and((byte) 0x0F);
+                ByteVector n1 = ByteVector.fromMemorySegment(B16, s, chunk + 16, LE).reinterpretAsShorts()
+                        .lanewise(VectorOperators.LSHR, shift).reinterpretAsBytes().and((byte) 0x0F);
+                IntVector p = ((ShortVector) n0.convertShape(VectorOperators.B2S, S16, 0)).mul(ShortVector.fromArray(S16, qx, e))
+                        .add(((ShortVector) n1.convertShape(VectorOperators.B2S, S16, 0)).mul(ShortVector.fromArray(S16, qx, e + 16)))
+                        .reinterpretAsInts();
+                IntVector pairs = p.lanewise(VectorOperators.ASHR, 16).add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                a = a.add(pairs.mul((int) (scales >>> (8 * j)) & 0xFF));
+                msum += ((int) (mins >>> (8 * j)) & 0xFF) * x.sums32[x32 + j];
             }
             float dx = x.d[xo / 256 + b];
-            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
-            corr += ScalarDecode.half(s, o + 2) * dx * (float) msum;
+            acc = ((FloatVector) a.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F8, Float.float16ToFloat((short) h01) * dx), acc);
+            corr += Float.float16ToFloat((short) (h01 >>> 16)) * dx * (float) msum;
         }
-        return sum(acc) - corr;
+        float lo = (acc.lane(0) + acc.lane(4)) + (acc.lane(2) + acc.lane(6));
+        float hi = (acc.lane(1) + acc.lane(5)) + (acc.lane(3) + acc.lane(7));
+        return (lo + hi) - corr;
     }
 
+    /**
+     * Q5_K, one row. Every vector operation is written out here, none through a helper of this class: C2 stops inlining
+     * a method's callees once its parse has made {@code NodeCountInliningCutoff} nodes, except JDK methods marked
+     * {@code @ForceInline} (the Vector API's own), which it inlines later instead. This method parses close to that
+     * count, and how close depends on the profiles of the code it inlines, i.e. on what ran before (after the Q6_K
+     * kernel it passed it): a helper of ours past the cutoff stays a call and the vectors it takes or returns are boxed
+     * (about 300 KB allocated per 64-row product, several times slower). Written out, they cannot be refused.
+     */
     private static float fusedQ5_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         int xo = xRow * cols;
         short[] qx = x.q;
@@ -894,33 +918,39 @@ final class QuantDot {
             IntVector a = IntVector.zero(I8);
             int msum = 0;
             int x32 = xo / 32 + b * 8;
-            long sLo = s.get(U64, o + 4);
-            int sHi = s.get(U32, o + 12);
+            // the 16-byte header (d, dmin, 12 scale bytes) in two loads
+            long h01 = s.get(U64, o);
+            long h23 = s.get(U64, o + 8);
+            long sLo = (h01 >>> 32) | (h23 << 32);
+            int sHi = (int) (h23 >>> 32);
             long scales = scalesK4(sLo, sHi);
             long mins = minsK4(sLo, sHi);
             // the high bits of all eight sub-blocks, loaded once as 16-bit lanes and shifted up by 4, so bit j of qh
-            // is bit 4 after a shift by j: fewer and lighter operations per sub-block keep this method within C2's
-            // inlining budget (past it, helpers stay calls and the vectors are boxed, 2-5× slower)
-            ShortVector h0 = widen(load16(s, o + 16)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
-            ShortVector h1 = widen(load16(s, o + 32)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
+            // is bit 4 after a shift by j
+            ShortVector h0 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, o + 16, LE).convertShape(VectorOperators.B2S, S16, 0))
+                    .and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
+            ShortVector h1 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, o + 32, LE).convertShape(VectorOperators.B2S, S16, 0))
+                    .and((short) 0xFF).lanewise(VectorOperators.LSHL, 4);
             for (int j = 0; j < 8; j++) {
                 int e = xo + b * 256 + 32 * j;
                 long chunk = o + 48 + (j >> 1) * 32L;
                 int shift = 4 * (j & 1);
-                // nibbles taken in 16-bit lanes (sign-extended bytes: the mask drops the extension), no reinterpretation
-                ShortVector w0 = widen(load16(s, chunk)).lanewise(VectorOperators.LSHR, shift).and((short) 15)
-                        .or(h0.lanewise(VectorOperators.LSHR, j).and((short) 16));
-                ShortVector w1 = widen(load16(s, chunk + 16)).lanewise(VectorOperators.LSHR, shift).and((short) 15)
-                        .or(h1.lanewise(VectorOperators.LSHR, j).and((short) 16));
-                ShortVector p = w0.mul(s16(qx, e)).add(w1.mul(s16(qx, e + 16)));
-                a = a.add(pairSum(p).mul(k4(scales, j)));
-                msum += k4(mins, j) * x.sums32[x32 + j];
+                // nibbles taken in 16-bit lanes (sign-extended bytes: the mask drops the extension)
+                ShortVector w0 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, chunk, LE).convertShape(VectorOperators.B2S, S16, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and((short) 15).or(h0.lanewise(VectorOperators.LSHR, j).and((short) 16));
+                ShortVector w1 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, chunk + 16, LE).convertShape(VectorOperators.B2S, S16, 0))
+                        .lanewise(VectorOperators.LSHR, shift).and((short) 15).or(h1.lanewise(VectorOperators.LSHR, j).and((short) 16));
+                IntVector p = w0.mul(ShortVector.fromArray(S16, qx, e)).add(w1.mul(ShortVector.fromArray(S16, qx, e + 16))).reinterpretAsInts();
+                // pairSum(p), written out
+                IntVector pairs = p.lanewise(VectorOperators.ASHR, 16).add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                a = a.add(pairs.mul((int) (scales >>> (8 * j)) & 0xFF));
+                msum += ((int) (mins >>> (8 * j)) & 0xFF) * x.sums32[x32 + j];
             }
             float dx = x.d[xo / 256 + b];
-            acc = toFloat(a).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * dx), acc);
-            corr += ScalarDecode.half(s, o + 2) * dx * (float) msum;
+            acc = ((FloatVector) a.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F8, Float.float16ToFloat((short) h01) * dx), acc);
+            corr += Float.float16ToFloat((short) (h01 >>> 16)) * dx * (float) msum;
         }
-        // sum(acc), written out: a helper this method does not inline gets its vector argument boxed
+        // sum(acc), written out
         float lo = (acc.lane(0) + acc.lane(4)) + (acc.lane(2) + acc.lane(6));
         float hi = (acc.lane(1) + acc.lane(5)) + (acc.lane(3) + acc.lane(7));
         return (lo + hi) - corr;
@@ -949,8 +979,11 @@ final class QuantDot {
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
             int x16 = xo / 16 + b * 16;
-            IntVector lo = bytesToInts(s, o + 192).mul(IntVector.fromArray(I8, bs, x16)).neg();
-            IntVector hi = bytesToInts(s, o + 200).mul(IntVector.fromArray(I8, bs, x16 + 8)).neg();
+            // bytesToInts(..) written out, as every vector operation of this method (see fusedQ5_K why)
+            IntVector lo = ((IntVector) ByteVector.fromMemorySegment(B8, s, o + 192, LE).castShape(I8, 0))
+                    .mul(IntVector.fromArray(I8, bs, x16)).neg();
+            IntVector hi = ((IntVector) ByteVector.fromMemorySegment(B8, s, o + 200, LE).castShape(I8, 0))
+                    .mul(IntVector.fromArray(I8, bs, x16 + 8)).neg();
             // sub-block j = 8n + jj (16 elements): half n, within it quarter k = jj/2 and lanes l = 16·(jj%2);
             // low 4 bits from ql (nibble k/2 of byte 32·(k%2) + l), high 2 bits from qh bits 2k. Even j are the first
             // half of a 32 and go to lo, odd j to hi: each step adds to lo and swaps the two, which keeps one
@@ -962,9 +995,16 @@ final class QuantDot {
                     int j = 8 * n + jj;
                     int k = jj >> 1;
                     int l = (jj & 1) * 16;
-                    ByteVector nib = nibbles(load16(s, o + n * 64L + (k & 1) * 32L + l), 4 * (k >> 1));
-                    ShortVector w = q6u(nib, load16(s, o + 128 + n * 32L + l), 2 * k);
-                    IntVector sum = lo.add(pairSum(w.mul(s16(qx, xo + b * 256 + 16 * j))).mul(ScalarDecode.i8(s, o + 192 + j)));
+                    // q6u(nibbles(ql, 4·(k/2)), qh, 2k) and pairSum, written out
+                    ByteVector nib = ByteVector.fromMemorySegment(B16, s, o + n * 64L + (k & 1) * 32L + l, LE).reinterpretAsShorts()
+                            .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).reinterpretAsBytes().and((byte) 0x0F);
+                    ByteVector high = ByteVector.fromMemorySegment(B16, s, o + 128 + n * 32L + l, LE).reinterpretAsShorts()
+                            .lanewise(VectorOperators.LSHR, 2 * k).reinterpretAsBytes().and((byte) 3)
+                            .reinterpretAsShorts().lanewise(VectorOperators.LSHL, 4).reinterpretAsBytes();
+                    IntVector p = ((ShortVector) nib.or(high).convertShape(VectorOperators.B2S, S16, 0))
+                            .mul(ShortVector.fromArray(S16, qx, xo + b * 256 + 16 * j)).reinterpretAsInts();
+                    IntVector pairs = p.lanewise(VectorOperators.ASHR, 16).add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                    IntVector sum = lo.add(pairs.mul((int) s.get(ValueLayout.JAVA_BYTE, o + 192 + j)));
                     lo = hi;
                     hi = sum;
                 }
@@ -973,7 +1013,7 @@ final class QuantDot {
             // does not inline gets its vector arguments boxed
             IntVector lanes = lo.blend(hi, ODD).add(lo.rearrange(SWAP).blend(hi.rearrange(SWAP), ODD));
             acc = ((FloatVector) lanes.convert(VectorOperators.I2F, 0))
-                    .fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o + 208) * x.d[xo / 256 + b]), acc);
+                    .fma(FloatVector.broadcast(F8, Float.float16ToFloat(s.get(U16, o + 208)) * x.d[xo / 256 + b]), acc);
         }
         FloatVector pairs = acc.add(acc.rearrange(SWAP_F));
         return (pairs.lane(0) + pairs.lane(4)) + (pairs.lane(2) + pairs.lane(6));
