@@ -507,15 +507,7 @@ public final class CpuBackend implements Backend {
             for (int t = pos + 1; t < end; t++) {
                 s[t] = Float.NEGATIVE_INFINITY;
             }
-            double sum = 0;
-            for (int t = c0; t < end; t += GgmlExp.CHUNK) {
-                FloatVector lo = GgmlExp.expf(FloatVector.fromArray(F8, s, t).sub(max));
-                FloatVector hi = GgmlExp.expf(FloatVector.fromArray(F8, s, t + 8).sub(max));
-                lo.intoArray(s, t);
-                hi.intoArray(s, t + 8);
-                sum += QuantDot.sum(lo.add(hi));
-            }
-            float inv = (float) (1.0 / sum);
+            float inv = (float) (1.0 / softmaxChunks(s, c0, end, max));
             for (int i = 0; i < hd; i++) {
                 out[qOff + i] = 0f;
             }
@@ -523,6 +515,27 @@ public final class CpuBackend implements Backend {
                 cache.addValue(layer, slot, t, kvOff, s[t] * inv, out, qOff, hd);
             }
         }
+    }
+
+    /**
+     * {@code exp(s[t] − max)} in place for {@code t} in {@code [c0, end)} (whole chunks of {@link GgmlExp#CHUNK}), returning
+     * their sum: each chunk summed in {@link QuantDot#sum}'s order (written out here) and added to a double, as ggml does.
+     * Its own compilation root ({@link JitDirectives}): inlined into the attention job, whose parse is near C2's node
+     * cutoff, the lane sum was refused as a call and its vector boxed.
+     */
+    static double softmaxChunks(float[] s, int c0, int end, float max) {
+        double sum = 0;
+        for (int t = c0; t < end; t += GgmlExp.CHUNK) {
+            FloatVector lo = GgmlExp.expf(FloatVector.fromArray(F8, s, t).sub(max));
+            FloatVector hi = GgmlExp.expf(FloatVector.fromArray(F8, s, t + 8).sub(max));
+            lo.intoArray(s, t);
+            hi.intoArray(s, t + 8);
+            FloatVector v = lo.add(hi);
+            float a = (v.lane(0) + v.lane(4)) + (v.lane(2) + v.lane(6));
+            float b = (v.lane(1) + v.lane(5)) + (v.lane(3) + v.lane(7));
+            sum += a + b;
+        }
+        return sum;
     }
 
     @Override

@@ -24,7 +24,7 @@ final class JitDirectives {
         "QuantDot.dotFloat4x2K", "QuantDot.dotFloat4x2Legacy", "QuantDot.dotFloat4K", "QuantDot.dotFloat4Legacy",
         "QuantDot.q6Halves", "QuantDot.q6Combine", "QuantDot.dotFloatQ6",
         "QuantDot.dotFloat", "QuantDot.kCorrection32", "QuantDot.kCorrections",
-        "VectorDecode.decode",
+        "VectorDecode.decode", "CpuBackend.softmaxChunks",
     };
     private static volatile boolean installed;
 
