@@ -77,11 +77,6 @@ final class QuantDot {
         return widen(nib.or(bitsTo(h, shift, 3, 4)).sub(THIRTY_TWO));
     }
 
-    /** Q6_K quants without the −32 (0..63), as ggml's AVX2 kernel multiplies them; the offset goes in per lane. */
-    static ShortVector q6u(ByteVector nib, ByteVector h, int shift) {
-        return widen(nib.or(bitsTo(h, shift, 3, 4)));
-    }
-
     /**
      * {@link #sum} for lanes in the quad order ({@link #fusedQ6_K}): ggml's {@code hsum_float_8} tree over its lanes 0..7, which sit
      * in lanes 0, 2, 4, 6 (ggml 0..3) and 1, 3, 5, 7 (ggml 4..7) here.
@@ -89,11 +84,6 @@ final class QuantDot {
     static float sumQuads(FloatVector v) {
         FloatVector pairs = v.add(v.rearrange(SWAP_F));
         return (pairs.lane(0) + pairs.lane(4)) + (pairs.lane(2) + pairs.lane(6));
-    }
-
-    /** Eight signed bytes at {@code o} as eight int lanes. */
-    static IntVector bytesToInts(MemorySegment s, long o) {
-        return (IntVector) ByteVector.fromMemorySegment(B8, s, o, LE).castShape(I8, 0); // convertShape(B2I) is not intrinsified
     }
 
     /** Sums adjacent 16-bit lanes into 32-bit lanes (what {@code vpmaddwd} does after the multiply). */
@@ -168,9 +158,11 @@ final class QuantDot {
     static void lanes(short[] src, int so, float[] dst, int d0, float lo, float hi) {
         IntVector a = ShortVector.fromArray(S16, src, so).reinterpretAsInts();
         IntVector b = ShortVector.fromArray(S16, src, so + 16).reinterpretAsInts();
-        ((FloatVector) a.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(lo).intoArray(dst, d0);
+        ((FloatVector) a.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .mul(lo).intoArray(dst, d0);
         ((FloatVector) a.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(lo).intoArray(dst, d0 + 8);
-        ((FloatVector) b.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(hi).intoArray(dst, d0 + 16);
+        ((FloatVector) b.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .mul(hi).intoArray(dst, d0 + 16);
         ((FloatVector) b.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).mul(hi).intoArray(dst, d0 + 24);
     }
 
@@ -186,10 +178,14 @@ final class QuantDot {
         IntVector first = a.blend(b.rearrange(SWAP), ODD);   // lane 2M: (4M, 4M+1); lane 2M+1: (16+4M, 16+4M+1)
         IntVector second = a.rearrange(SWAP).blend(b, ODD); // lane 2M: (4M+2, 4M+3); lane 2M+1: (16+4M+2, 16+4M+3)
         FloatVector scale = FloatVector.broadcast(F8, lo).blend(FloatVector.broadcast(F8, hi), ODD_F);
-        ((FloatVector) first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0);
-        ((FloatVector) first.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 8);
-        ((FloatVector) second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 16);
-        ((FloatVector) second.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0)).add(add).mul(scale).intoArray(dst, d0 + 24);
+        ((FloatVector) first.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .add(add).mul(scale).intoArray(dst, d0);
+        ((FloatVector) first.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .add(add).mul(scale).intoArray(dst, d0 + 8);
+        ((FloatVector) second.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .add(add).mul(scale).intoArray(dst, d0 + 16);
+        ((FloatVector) second.lanewise(VectorOperators.ASHR, 16).convert(VectorOperators.I2F, 0))
+                .add(add).mul(scale).intoArray(dst, d0 + 24);
     }
 
     /**
@@ -979,7 +975,8 @@ final class QuantDot {
         for (int b = 0; b < cols / 256; b++) {
             long o = off + b * 210L;
             int x16 = xo / 16 + b * 16;
-            // bytesToInts(..) written out, as every vector operation of this method (see fusedQ5_K why)
+            // every vector operation of this method is written out (see fusedQ5_K why); the scale bytes become int
+            // lanes through castShape (convertShape(B2I) is not intrinsified)
             IntVector lo = ((IntVector) ByteVector.fromMemorySegment(B8, s, o + 192, LE).castShape(I8, 0))
                     .mul(IntVector.fromArray(I8, bs, x16)).neg();
             IntVector hi = ((IntVector) ByteVector.fromMemorySegment(B8, s, o + 200, LE).castShape(I8, 0))
@@ -995,7 +992,8 @@ final class QuantDot {
                     int j = 8 * n + jj;
                     int k = jj >> 1;
                     int l = (jj & 1) * 16;
-                    // q6u(nibbles(ql, 4·(k/2)), qh, 2k) and pairSum, written out
+                    // unsigned quants (0..63, as ggml's AVX2 kernel multiplies them): low 4 bits from ql, 2 high bits from qh,
+                    // then adjacent products summed into 32-bit lanes (pairSum)
                     ByteVector nib = ByteVector.fromMemorySegment(B16, s, o + n * 64L + (k & 1) * 32L + l, LE).reinterpretAsShorts()
                             .lanewise(VectorOperators.LSHR, 4 * (k >> 1)).reinterpretAsBytes().and((byte) 0x0F);
                     ByteVector high = ByteVector.fromMemorySegment(B16, s, o + 128 + n * 32L + l, LE).reinterpretAsShorts()
