@@ -727,7 +727,8 @@ final class QuantDot {
 
     /** Types {@link #dotFused} handles. */
     static boolean fusedSupports(GgmlType t) {
-        return t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q4_K || t == GgmlType.Q5_K || t == GgmlType.Q6_K;
+        return t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q3_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K
+                || t == GgmlType.Q6_K;
     }
 
     /**
@@ -738,6 +739,7 @@ final class QuantDot {
         return switch (t) {
             case Q4_0 -> fusedQ4_0(s, off, cols, x, xRow);
             case Q8_0 -> fusedQ8_0(s, off, cols, x, xRow);
+            case Q3_K -> fusedQ3_K(s, off, cols, x, xRow);
             case Q4_K -> fusedQ4_K(s, off, cols, x, xRow);
             case Q5_K -> fusedQ5_K(s, off, cols, x, xRow);
             case Q6_K -> fusedQ6_K(s, off, cols, x, xRow);
@@ -782,6 +784,15 @@ final class QuantDot {
         }
     }
 
+    private static final class Q3_KRows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[o0 + r] = fusedQ3_K(s, r * stride, cols, x, xRow);
+            }
+        }
+    }
+
     private static final class Q5_KRows extends Rows {
         @Override
         void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
@@ -802,6 +813,7 @@ final class QuantDot {
 
     private static final Rows Q4_0_ROWS = new Q4_0Rows();
     private static final Rows Q8_0_ROWS = new Q8_0Rows();
+    private static final Rows Q3_K_ROWS = new Q3_KRows();
     private static final Rows Q4_K_ROWS = new Q4_KRows();
     private static final Rows Q5_K_ROWS = new Q5_KRows();
     private static final Rows Q6_K_ROWS = new Q6_KRows();
@@ -811,6 +823,7 @@ final class QuantDot {
         return switch (t) {
             case Q4_0 -> Q4_0_ROWS;
             case Q8_0 -> Q8_0_ROWS;
+            case Q3_K -> Q3_K_ROWS;
             case Q4_K -> Q4_K_ROWS;
             case Q5_K -> Q5_K_ROWS;
             case Q6_K -> Q6_K_ROWS;
@@ -850,6 +863,72 @@ final class QuantDot {
             acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
         }
         return sum(acc);
+    }
+
+    /**
+     * Eight of the 16 six-bit scales of a Q3_K super-block (before the −32), one per byte: sub-blocks 0..7 for
+     * {@code half} 0, 8..15 for 1, from its 12 packed scale bytes read as {@code lo} (bytes 0..7) and {@code hi} (bytes
+     * 8..11). The same numbers as ScalarDecode.q3kScale + 32, unpacked four at a time with masks and shifts.
+     */
+    static long q3Scales(long lo, int hi, int half) {
+        int a = (int) lo;
+        int b = (int) (lo >>> 32);
+        int shift = 4 * half;
+        int first = ((a >> shift) & 0x0F0F0F0F) | (((hi >> shift) & 0x03030303) << 4);
+        int second = ((b >> shift) & 0x0F0F0F0F) | (((hi >> (shift + 2)) & 0x03030303) << 4);
+        return (first & 0xFFFFFFFFL) | (long) second << 32;
+    }
+
+    /**
+     * Q3_K, one row, in {@link #dotFloat}'s lanes: the quants of sub-blocks 2g and 2g+1 (16 each) times their scales in
+     * 16-bit lanes (|q·sc| ≤ 128, times |x| ≤ 127, two such sums stay within a short), adjacent products summed into
+     * 32-bit lanes, one float multiply-add per super-block. Vector operations written out (see {@link #fusedQ5_K}).
+     * Block: hmask[32] (bit g of byte l: the high bit of element l, or 16+l, of group g), qs[64] (2 bits per element,
+     * group 4n+j at bits 2j of bytes 32n..32n+31), scales[12], d.
+     */
+    private static float fusedQ3_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
+        int xo = xRow * cols;
+        short[] qx = x.q;
+        FloatVector acc = FloatVector.zero(F8);
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 110L;
+            long l0 = s.get(U64, o + 96);  // scale bytes 0..7
+            long l1 = s.get(U64, o + 102); // scale bytes 6..11, then d: stays inside the 110-byte block
+            int hi = (int) (l1 >>> 16);
+            // scales first: a call parsed early is inlined, one parsed near C2's node cutoff may stay a call
+            long scales0 = q3Scales(l0, hi, 0);
+            long scales1 = q3Scales(l0, hi, 1);
+            // the high bits of every group, as 16-bit lanes shifted up by 2: bit g lands on bit 2 after a shift by g
+            ShortVector h0 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, o, LE).convertShape(VectorOperators.B2S, S16, 0))
+                    .and((short) 0xFF).lanewise(VectorOperators.LSHL, 2);
+            ShortVector h1 = ((ShortVector) ByteVector.fromMemorySegment(B16, s, o + 16, LE).convertShape(VectorOperators.B2S, S16, 0))
+                    .and((short) 0xFF).lanewise(VectorOperators.LSHL, 2);
+            IntVector a = IntVector.zero(I8);
+            for (int n = 0; n < 2; n++) {
+                long scales = n == 0 ? scales0 : scales1;
+                // sign-extended bytes: the masks below drop the extension
+                ShortVector q0 = (ShortVector) ByteVector.fromMemorySegment(B16, s, o + 32 + n * 32L, LE).convertShape(VectorOperators.B2S, S16, 0);
+                ShortVector q1 = (ShortVector) ByteVector.fromMemorySegment(B16, s, o + 48 + n * 32L, LE).convertShape(VectorOperators.B2S, S16, 0);
+                for (int j = 0; j < 4; j++) {
+                    int g = 4 * n + j;
+                    int e = xo + b * 256 + 32 * g;
+                    short sc0 = (short) (((int) (scales >>> (16 * j)) & 0xFF) - 32);
+                    short sc1 = (short) (((int) (scales >>> (16 * j + 8)) & 0xFF) - 32);
+                    ShortVector w0 = q0.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3)
+                            .or(h0.lanewise(VectorOperators.LSHR, g).and((short) 4)).sub((short) 4).mul(sc0);
+                    ShortVector w1 = q1.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3)
+                            .or(h1.lanewise(VectorOperators.LSHR, g).and((short) 4)).sub((short) 4).mul(sc1);
+                    IntVector p = w0.mul(ShortVector.fromArray(S16, qx, e)).add(w1.mul(ShortVector.fromArray(S16, qx, e + 16)))
+                            .reinterpretAsInts();
+                    a = a.add(p.lanewise(VectorOperators.ASHR, 16).add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)));
+                }
+            }
+            acc = ((FloatVector) a.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F8, Float.float16ToFloat((short) (l1 >>> 48)) * x.d[xo / 256 + b]), acc);
+        }
+        float lo = (acc.lane(0) + acc.lane(4)) + (acc.lane(2) + acc.lane(6));
+        float hi = (acc.lane(1) + acc.lane(5)) + (acc.lane(3) + acc.lane(7));
+        return lo + hi;
     }
 
     // sub-block j of a Q4_K/Q5_K super-block: nibbles (low for even j, high for odd) of the 32 bytes of chunk j/2,

@@ -134,6 +134,33 @@ class CpuKernelsMatchScalarReferenceTest {
         checkDots(GgmlType.Q6_K, s, x, cols);
     }
 
+    @Test
+    void q3K_atTheLargest16BitSums_staysBitIdenticalAcrossPaths() {
+        // the fused Q3_K kernel adds two products q·sc·x in a 16-bit lane: |q·sc| reaches 128 (q = -4, sc = -32) and
+        // 124 (q = -4, sc = 31), |x| 127
+        int cols = 512;
+        int bytes = (int) GgmlType.Q3_K.byteSize(cols);
+        MemorySegment s = MemorySegment.ofArray(new byte[4 * bytes]);
+        int[][] rowSpec = {{0x00, 0x00}, {0x00, 0xFF}, {0xFF, 0x00}, {0x00, 0x00}}; // {hmask and qs bytes, scale bytes}
+        for (int r = 0; r < 4; r++) {
+            for (int b = 0; b < cols / 256; b++) {
+                long o = (long) r * bytes + b * 110L;
+                for (int i = 0; i < 96; i++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + i, (byte) (r == 3 && i % 3 == 0 ? 0x5A : rowSpec[r][0]));
+                }
+                for (int j = 0; j < 12; j++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 96 + j, (byte) (r == 3 && j % 2 == 1 ? 0xFF : rowSpec[r][1]));
+                }
+                s.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, o + 108, Float.floatToFloat16(0.5f));
+            }
+        }
+        float[] x = gaussian(6 * cols, 47);
+        for (int i = 0; i < 3 * cols; i++) {
+            x[i] = i < cols ? 1f : i < 2 * cols ? -1f : (i % 2 == 0 ? 1f : -1f);
+        }
+        checkDots(GgmlType.Q3_K, s, x, cols);
+    }
+
     /** Fused, one-row, four-row and four-by-two batched dots of four weight rows with six activation rows. */
     private static void checkDots(GgmlType t, MemorySegment s, float[] xs, int cols) {
         QuantActivations x = new QuantActivations();
@@ -194,6 +221,22 @@ class CpuKernelsMatchScalarReferenceTest {
             for (int j = 0; j < 8; j++) {
                 assertEquals(ScalarDecode.scaleK4(s, 0, j), QuantDot.k4(QuantDot.scalesK4(lo, hi), j), "scale " + j);
                 assertEquals(ScalarDecode.minK4(s, 0, j), QuantDot.k4(QuantDot.minsK4(lo, hi), j), "min " + j);
+            }
+        }
+    }
+
+    @Test
+    void packedQ3KScales_equalTheScalarUnpacking() {
+        java.util.Random r = new java.util.Random(6);
+        MemorySegment s = MemorySegment.ofArray(new byte[12]);
+        for (int n = 0; n < 20_000; n++) {
+            for (int i = 0; i < 12; i++) {
+                s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (n < 256 ? (i == n % 12 ? n : 0) : r.nextInt(256)));
+            }
+            long lo = s.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+            int hi = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 8);
+            for (int j = 0; j < 16; j++) {
+                assertEquals(ScalarDecode.q3kScale(s, 0, j) + 32, QuantDot.k4(QuantDot.q3Scales(lo, hi, j / 8), j % 8), "scale " + j);
             }
         }
     }
