@@ -727,8 +727,8 @@ final class QuantDot {
 
     /** Types {@link #dotFused} handles. */
     static boolean fusedSupports(GgmlType t) {
-        return t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q3_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K
-                || t == GgmlType.Q6_K;
+        return t == GgmlType.Q4_0 || t == GgmlType.Q8_0 || t == GgmlType.Q2_K || t == GgmlType.Q3_K || t == GgmlType.Q4_K
+                || t == GgmlType.Q5_K || t == GgmlType.Q6_K;
     }
 
     /**
@@ -739,6 +739,7 @@ final class QuantDot {
         return switch (t) {
             case Q4_0 -> fusedQ4_0(s, off, cols, x, xRow);
             case Q8_0 -> fusedQ8_0(s, off, cols, x, xRow);
+            case Q2_K -> fusedQ2_K(s, off, cols, x, xRow);
             case Q3_K -> fusedQ3_K(s, off, cols, x, xRow);
             case Q4_K -> fusedQ4_K(s, off, cols, x, xRow);
             case Q5_K -> fusedQ5_K(s, off, cols, x, xRow);
@@ -784,6 +785,15 @@ final class QuantDot {
         }
     }
 
+    private static final class Q2_KRows extends Rows {
+        @Override
+        void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
+            for (int r = r0; r < r1; r++) {
+                out[o0 + r] = fusedQ2_K(s, r * stride, cols, x, xRow);
+            }
+        }
+    }
+
     private static final class Q3_KRows extends Rows {
         @Override
         void run(MemorySegment s, long stride, int cols, QuantActivations x, int xRow, float[] out, int o0, int r0, int r1) {
@@ -813,6 +823,7 @@ final class QuantDot {
 
     private static final Rows Q4_0_ROWS = new Q4_0Rows();
     private static final Rows Q8_0_ROWS = new Q8_0Rows();
+    private static final Rows Q2_K_ROWS = new Q2_KRows();
     private static final Rows Q3_K_ROWS = new Q3_KRows();
     private static final Rows Q4_K_ROWS = new Q4_KRows();
     private static final Rows Q5_K_ROWS = new Q5_KRows();
@@ -823,6 +834,7 @@ final class QuantDot {
         return switch (t) {
             case Q4_0 -> Q4_0_ROWS;
             case Q8_0 -> Q8_0_ROWS;
+            case Q2_K -> Q2_K_ROWS;
             case Q3_K -> Q3_K_ROWS;
             case Q4_K -> Q4_K_ROWS;
             case Q5_K -> Q5_K_ROWS;
@@ -863,6 +875,52 @@ final class QuantDot {
             acc = toFloat(pairSum(p)).fma(FloatVector.broadcast(F8, ScalarDecode.half(s, o) * x.d[xb + b]), acc);
         }
         return sum(acc);
+    }
+
+    /**
+     * Q2_K, one row, in {@link #dotFloat}'s lanes: as {@link #fusedQ3_K} (quants 0..3 times their 4-bit scales in 16-bit
+     * lanes), plus the min term {@code dmin·d_x·Σ m_j·bsum_j} per super-block, subtracted at the end as
+     * {@link #kCorrection} does. Block: scales[16] (scale in the low nibble, min in the high), qs[64] (group 4n+j at
+     * bits 2j of bytes 32n..32n+31), d, dmin. Vector operations written out (see {@link #fusedQ5_K}).
+     */
+    private static float fusedQ2_K(MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
+        int xo = xRow * cols;
+        short[] qx = x.q;
+        float[] bsums = x.sums;
+        FloatVector acc = FloatVector.zero(F8);
+        float corr = 0f;
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 84L;
+            long scales0 = s.get(U64, o);     // sub-blocks 0..7
+            long scales1 = s.get(U64, o + 8); // 8..15
+            int dd = s.get(U32, o + 80);      // d, dmin
+            int x16 = xo / 16 + b * 16;
+            int msum = 0;
+            IntVector a = IntVector.zero(I8);
+            for (int n = 0; n < 2; n++) {
+                long scales = n == 0 ? scales0 : scales1;
+                // sign-extended bytes: the masks below drop the extension
+                ShortVector q0 = (ShortVector) ByteVector.fromMemorySegment(B16, s, o + 16 + n * 32L, LE).convertShape(VectorOperators.B2S, S16, 0);
+                ShortVector q1 = (ShortVector) ByteVector.fromMemorySegment(B16, s, o + 32 + n * 32L, LE).convertShape(VectorOperators.B2S, S16, 0);
+                for (int j = 0; j < 4; j++) {
+                    int e = xo + b * 256 + 32 * (4 * n + j);
+                    int sm0 = (int) (scales >>> (16 * j)) & 0xFF;
+                    int sm1 = (int) (scales >>> (16 * j + 8)) & 0xFF;
+                    ShortVector w0 = q0.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).mul((short) (sm0 & 0xF));
+                    ShortVector w1 = q1.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).mul((short) (sm1 & 0xF));
+                    IntVector p = w0.mul(ShortVector.fromArray(S16, qx, e)).add(w1.mul(ShortVector.fromArray(S16, qx, e + 16)))
+                            .reinterpretAsInts();
+                    a = a.add(p.lanewise(VectorOperators.ASHR, 16).add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)));
+                    msum += (sm0 >>> 4) * (int) bsums[x16 + 8 * n + 2 * j] + (sm1 >>> 4) * (int) bsums[x16 + 8 * n + 2 * j + 1];
+                }
+            }
+            float dx = x.d[xo / 256 + b];
+            acc = ((FloatVector) a.convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F8, Float.float16ToFloat((short) dd) * dx), acc);
+            corr += Float.float16ToFloat((short) (dd >>> 16)) * dx * (float) msum;
+        }
+        float lo = (acc.lane(0) + acc.lane(4)) + (acc.lane(2) + acc.lane(6));
+        float hi = (acc.lane(1) + acc.lane(5)) + (acc.lane(3) + acc.lane(7));
+        return (lo + hi) - corr;
     }
 
     /**
