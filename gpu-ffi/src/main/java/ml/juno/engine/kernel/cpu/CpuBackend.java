@@ -29,15 +29,14 @@ public final class CpuBackend implements Backend {
      * activation rows) beats building the quants in registers for every activation row. Measured per matrix on
      * TinyLlama shapes (2 threads, same-JVM A/B): Q4_K 5632×2048 fused vs decoded 1.8 vs 2.5 ms at 2 rows, equal at 4,
      * 4.4 vs 7.0 at 8; Q6_K 2048×5632 equal at 2, 3.4 vs 5.8 ms at 4; Q4_0/Q8_0, whose fused kernels are cheaper, from
-     * eight. Q5_K (ffn_gate): fused 2.4 vs decoded 3.2 ms at 2 rows, equal at 3. Q3_K decodes in scalar code: fused 3.2
-     * vs 11.8 ms at 2 rows, 10.5 vs 16.4 at 7, equal at 8; Q2_K likewise: 2.6 vs 7.3 ms at 2 rows, 13.0 vs 14.9 at 7.
-     * The other types have no fused kernel and always decode.
+     * eight. Q5_K (ffn_gate): fused 2.4 vs decoded 3.2 ms at 2 rows, equal at 3. Q3_K: 2.7 vs 3.0 ms at 2 rows, 5.1 vs
+     * 4.1 at 3; Q2_K: 3.9 vs 6.2 ms at 3 rows, equal at 4. The other types have no fused kernel and always decode.
      */
     static int decodeBatch(GgmlType t) {
         return switch (t) {
-            case Q5_K -> 3;
-            case Q4_K -> 4;
-            case Q4_0, Q8_0, Q2_K, Q3_K -> 8;
+            case Q3_K, Q5_K -> 3;
+            case Q2_K, Q4_K -> 4;
+            case Q4_0, Q8_0 -> 8;
             default -> 2;
         };
     }

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
@@ -245,7 +246,7 @@ public final class QuantRow {
     }
 
     /**
-     * Vector decode: the same numbers as {@link #decodeScalar}. Q4_0, Q8_0, Q4_K, Q5_K and Q6_K have vector paths that
+     * Vector decode: the same numbers as {@link #decodeScalar}. Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K have vector paths that
      * build exactly the 16-lane quant vectors {@link QuantDot#dotFused} builds in registers; the others decode scalar.
      */
     public void decode(GgmlType t, MemorySegment s, long off, int cols) {
@@ -254,6 +255,8 @@ public final class QuantRow {
         switch (t) {
             case Q4_0 -> decodeQ4_0(s, off, cols);
             case Q8_0 -> decodeQ8_0(s, off, cols);
+            case Q2_K -> decodeQ2_K(s, off, cols);
+            case Q3_K -> decodeQ3_K(s, off, cols);
             case Q4_K, Q5_K -> decodeQ45_K(t == GgmlType.Q5_K, s, off, cols);
             case Q6_K -> decodeQ6_K(s, off, cols);
             default -> decodeScalar(t, s, off, cols);
@@ -276,6 +279,68 @@ public final class QuantRow {
             d[b] = half(s, o);
             QuantDot.widen(ByteVector.fromMemorySegment(QuantDot.B16, s, o + 2, LE)).intoArray(q, b * 32);
             QuantDot.widen(ByteVector.fromMemorySegment(QuantDot.B16, s, o + 18, LE)).intoArray(q, b * 32 + 16);
+        }
+    }
+
+    /** Q2_K in vector code, the same numbers as {@link #decodeScalar}; the quant walk of QuantDot.fusedQ2_K. */
+    private void decodeQ2_K(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 84L;
+            int dd = s.get(QuantDot.U32, o + 80);
+            d[b] = Float.float16ToFloat((short) dd);
+            dmin[b] = Float.float16ToFloat((short) (dd >>> 16));
+            for (int is = 0; is < 16; is++) {
+                int scale = ScalarDecode.u8(s, o + is);
+                sc[b * 16 + is] = scale & 0xF;
+                m[b * 16 + is] = scale >> 4;
+            }
+            for (int n = 0; n < 2; n++) {
+                // sign-extended bytes: the mask drops the extension
+                ShortVector q0 = (ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o + 16 + n * 32L, LE)
+                        .convertShape(VectorOperators.B2S, QuantDot.S16, 0);
+                ShortVector q1 = (ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o + 32 + n * 32L, LE)
+                        .convertShape(VectorOperators.B2S, QuantDot.S16, 0);
+                for (int j = 0; j < 4; j++) {
+                    int e = b * 256 + 32 * (4 * n + j);
+                    q0.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).intoArray(q, e);
+                    q1.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).intoArray(q, e + 16);
+                }
+            }
+        }
+    }
+
+    /** Q3_K in vector code, the same numbers as {@link #decodeScalar}; the quant walk of QuantDot.fusedQ3_K. */
+    private void decodeQ3_K(MemorySegment s, long off, int cols) {
+        for (int b = 0; b < cols / 256; b++) {
+            long o = off + b * 110L;
+            long l0 = s.get(QuantDot.U64, o + 96);
+            long l1 = s.get(QuantDot.U64, o + 102);
+            int hi = (int) (l1 >>> 16);
+            d[b] = Float.float16ToFloat((short) (l1 >>> 48));
+            long scales0 = QuantDot.q3Scales(l0, hi, 0);
+            long scales1 = QuantDot.q3Scales(l0, hi, 1);
+            for (int j = 0; j < 8; j++) {
+                sc[b * 16 + j] = QuantDot.k4(scales0, j) - 32;
+                sc[b * 16 + 8 + j] = QuantDot.k4(scales1, j) - 32;
+            }
+            ShortVector h0 = ((ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o, LE)
+                    .convertShape(VectorOperators.B2S, QuantDot.S16, 0)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 2);
+            ShortVector h1 = ((ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o + 16, LE)
+                    .convertShape(VectorOperators.B2S, QuantDot.S16, 0)).and((short) 0xFF).lanewise(VectorOperators.LSHL, 2);
+            for (int n = 0; n < 2; n++) {
+                ShortVector q0 = (ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o + 32 + n * 32L, LE)
+                        .convertShape(VectorOperators.B2S, QuantDot.S16, 0);
+                ShortVector q1 = (ShortVector) ByteVector.fromMemorySegment(QuantDot.B16, s, o + 48 + n * 32L, LE)
+                        .convertShape(VectorOperators.B2S, QuantDot.S16, 0);
+                for (int j = 0; j < 4; j++) {
+                    int g = 4 * n + j;
+                    int e = b * 256 + 32 * g;
+                    q0.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).or(h0.lanewise(VectorOperators.LSHR, g).and((short) 4))
+                            .sub((short) 4).intoArray(q, e);
+                    q1.lanewise(VectorOperators.LSHR, 2 * j).and((short) 3).or(h1.lanewise(VectorOperators.LSHR, g).and((short) 4))
+                            .sub((short) 4).intoArray(q, e + 16);
+                }
+            }
         }
     }
 

@@ -77,6 +77,7 @@ class CpuKernelsMatchScalarReferenceTest {
         assertArrayEquals(ref.sc, vec.sc, t + " scales");
         assertArrayEquals(ref.d, vec.d, t + " d");
         assertArrayEquals(ref.m, vec.m, t + " mins");
+        assertArrayEquals(ref.dmin, vec.dmin, t + " dmin");
         // value = d·sc·q − dmin·m (K-quants) or d·q + m (Q4_1/Q5_1) must equal the float dequantization
         float[] deq = new float[cols];
         ScalarDecode.decode(t, s, 0, deq, 0, cols);
