@@ -112,54 +112,43 @@ class CpuKernelsMatchScalarReferenceTest {
      */
     @Test
     void q6K_atTheLargestLaneSums_staysBitIdenticalAcrossPaths() {
-        int cols = 512;
-        int bytes = (int) GgmlType.Q6_K.byteSize(cols);
-        MemorySegment s = MemorySegment.ofArray(new byte[4 * bytes]);
-        int[][] rowSpec = {{0xFF, -128}, {0xFF, 127}, {0x00, -128}, {0xFF, -128}}; // {ql and qh bits, every scale}
-        for (int r = 0; r < 4; r++) {
-            for (int b = 0; b < cols / 256; b++) {
-                long o = (long) r * bytes + b * 210L;
-                for (int i = 0; i < 192; i++) {
-                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + i, (byte) (r == 3 && i % 3 == 0 ? 0x5A : rowSpec[r][0]));
-                }
-                for (int j = 0; j < 16; j++) {
-                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 192 + j, (byte) (r == 3 && j % 2 == 1 ? 127 : rowSpec[r][1]));
-                }
-                s.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, o + 208, Float.floatToFloat16(0.5f));
-            }
-        }
-        float[] x = gaussian(6 * cols, 46);
-        for (int i = 0; i < 3 * cols; i++) {
-            x[i] = i < cols ? 1f : i < 2 * cols ? -1f : (i % 2 == 0 ? 1f : -1f);
-        }
-        checkDots(GgmlType.Q6_K, s, x, cols);
+        // {ql and qh bytes, every scale byte}
+        checkExtremeBlocks(GgmlType.Q6_K, 192, 16, new int[][] {{0xFF, -128}, {0xFF, 127}, {0x00, -128}, {0xFF, -128}}, 127, 46);
     }
 
     @Test
     void q3K_atTheLargest16BitSums_staysBitIdenticalAcrossPaths() {
         // the fused Q3_K kernel adds two products q·sc·x in a 16-bit lane: |q·sc| reaches 128 (q = -4, sc = -32) and
-        // 124 (q = -4, sc = 31), |x| 127
+        // 124 (q = -4, sc = 31), |x| 127. {hmask and qs bytes, every scale byte}
+        checkExtremeBlocks(GgmlType.Q3_K, 96, 12, new int[][] {{0x00, 0x00}, {0x00, 0xFF}, {0xFF, 0x00}, {0x00, 0x00}}, 0xFF, 47);
+    }
+
+    /**
+     * Four rows of two super-blocks each: quant bytes {@code [0, quantBytes)} of every block set to {@code rowSpec[r][0]},
+     * the {@code scaleBytes} after them to {@code rowSpec[r][1]}, then {@code d = 0.5}; row 3 mixes in 0x5A quant bytes
+     * and {@code mixedScale} scale bytes. Activation rows 0..2 are all 1, all −1 and alternating (quantized to ±127).
+     */
+    private static void checkExtremeBlocks(GgmlType t, int quantBytes, int scaleBytes, int[][] rowSpec, int mixedScale, long seed) {
         int cols = 512;
-        int bytes = (int) GgmlType.Q3_K.byteSize(cols);
+        int bytes = (int) t.byteSize(cols);
         MemorySegment s = MemorySegment.ofArray(new byte[4 * bytes]);
-        int[][] rowSpec = {{0x00, 0x00}, {0x00, 0xFF}, {0xFF, 0x00}, {0x00, 0x00}}; // {hmask and qs bytes, scale bytes}
         for (int r = 0; r < 4; r++) {
             for (int b = 0; b < cols / 256; b++) {
-                long o = (long) r * bytes + b * 110L;
-                for (int i = 0; i < 96; i++) {
+                long o = (long) r * bytes + (long) b * t.typeSize;
+                for (int i = 0; i < quantBytes; i++) {
                     s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + i, (byte) (r == 3 && i % 3 == 0 ? 0x5A : rowSpec[r][0]));
                 }
-                for (int j = 0; j < 12; j++) {
-                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 96 + j, (byte) (r == 3 && j % 2 == 1 ? 0xFF : rowSpec[r][1]));
+                for (int j = 0; j < scaleBytes; j++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + quantBytes + j, (byte) (r == 3 && j % 2 == 1 ? mixedScale : rowSpec[r][1]));
                 }
-                s.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, o + 108, Float.floatToFloat16(0.5f));
+                s.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, o + quantBytes + scaleBytes, Float.floatToFloat16(0.5f));
             }
         }
-        float[] x = gaussian(6 * cols, 47);
+        float[] x = gaussian(6 * cols, seed);
         for (int i = 0; i < 3 * cols; i++) {
             x[i] = i < cols ? 1f : i < 2 * cols ? -1f : (i % 2 == 0 ? 1f : -1f);
         }
-        checkDots(GgmlType.Q3_K, s, x, cols);
+        checkDots(t, s, x, cols);
     }
 
     /** Fused, one-row, four-row and four-by-two batched dots of four weight rows with six activation rows. */
