@@ -733,7 +733,8 @@ final class QuantDot {
 
     /**
      * Single-row dot straight from the mapped blocks: the quant vectors {@link QuantRow#decode} would store are built
-     * in registers and used at once, with the lanes and order of {@link #dotFloat}, so the result is bit-identical to it.
+     * in registers (for Q2_K/Q3_K already times their sub-block scales) and used at once, with the lanes and order of
+     * {@link #dotFloat}, so the result is bit-identical to it.
      */
     static float dotFused(GgmlType t, MemorySegment s, long off, int cols, QuantActivations x, int xRow) {
         return switch (t) {

@@ -200,34 +200,37 @@ class CpuKernelsMatchScalarReferenceTest {
 
     @Test
     void packedK4ScalesAndMins_equalTheScalarUnpacking() {
-        java.util.Random r = new java.util.Random(5);
-        MemorySegment s = MemorySegment.ofArray(new byte[12]);
-        for (int n = 0; n < 20_000; n++) {
-            for (int i = 0; i < 12; i++) {
-                s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (n < 256 ? (i == n % 12 ? n : 0) : r.nextInt(256)));
-            }
-            long lo = s.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
-            int hi = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 8);
+        forEachScaleBlock(5, (s, lo, hi) -> {
             for (int j = 0; j < 8; j++) {
                 assertEquals(ScalarDecode.scaleK4(s, 0, j), QuantDot.k4(QuantDot.scalesK4(lo, hi), j), "scale " + j);
                 assertEquals(ScalarDecode.minK4(s, 0, j), QuantDot.k4(QuantDot.minsK4(lo, hi), j), "min " + j);
             }
-        }
+        });
     }
 
     @Test
     void packedQ3KScales_equalTheScalarUnpacking() {
-        java.util.Random r = new java.util.Random(6);
+        forEachScaleBlock(6, (s, lo, hi) -> {
+            for (int j = 0; j < 16; j++) {
+                assertEquals(ScalarDecode.q3kScale(s, 0, j) + 32, QuantDot.k4(QuantDot.q3Scales(lo, hi, j / 8), j % 8), "scale " + j);
+            }
+        });
+    }
+
+    /** A check of 12 packed scale bytes {@code s}, also read as {@code lo} (bytes 0..7) and {@code hi} (bytes 8..11). */
+    private interface ScaleBlockCheck {
+        void check(MemorySegment s, long lo, int hi);
+    }
+
+    /** Runs {@code check} on 20 000 blocks of 12 scale bytes: first each byte value alone (at rotating positions), then random. */
+    private static void forEachScaleBlock(long seed, ScaleBlockCheck check) {
+        java.util.Random r = new java.util.Random(seed);
         MemorySegment s = MemorySegment.ofArray(new byte[12]);
         for (int n = 0; n < 20_000; n++) {
             for (int i = 0; i < 12; i++) {
                 s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (n < 256 ? (i == n % 12 ? n : 0) : r.nextInt(256)));
             }
-            long lo = s.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
-            int hi = s.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 8);
-            for (int j = 0; j < 16; j++) {
-                assertEquals(ScalarDecode.q3kScale(s, 0, j) + 32, QuantDot.k4(QuantDot.q3Scales(lo, hi, j / 8), j % 8), "scale " + j);
-            }
+            check.check(s, s.get(QuantDot.U64, 0), s.get(QuantDot.U32, 8));
         }
     }
 
