@@ -32,7 +32,7 @@ public final class Model implements AutoCloseable {
                 : Math.min(config.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
     }
 
-    /** The whole model on a CPU backend with {@code options.threads()} threads. */
+    /** The whole model on a CPU backend ({@link CpuBackend#create}) with {@code options.threads()} threads. */
     public static Model load(GgufFile file, EngineOptions options) {
         String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
         ModelConfig config = Architectures.forName(arch).config(file);
@@ -58,7 +58,7 @@ public final class Model implements AutoCloseable {
         ModelConfig config = a.config(file);
         DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE,
                 contextLength(config, options));
-        return new Model(config, options, decoder, backend != null ? backend : new CpuBackend(options.threads()));
+        return new Model(config, options, decoder, backend != null ? backend : CpuBackend.create(options.threads()));
     }
 
     public ModelConfig config() {

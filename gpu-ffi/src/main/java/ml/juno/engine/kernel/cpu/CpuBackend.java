@@ -1,5 +1,8 @@
 package ml.juno.engine.kernel.cpu;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Locale;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -13,7 +16,9 @@ import ml.juno.engine.tensor.GgmlType;
 import ml.juno.engine.kv.KvCache;
 
 /**
- * The CPU backend: Vector API kernels on a fixed {@link ComputePool}. Matrix products decode a tile of weight rows
+ * The CPU backend: matrix products in Juno's native kernels ({@link NativeKernels}) where they loaded, else in Vector
+ * API kernels, on a fixed {@link ComputePool}; the other operations in Java. Both kinds of product give bit-identical
+ * results. {@link #create} picks the kind as the user asked ({@code --backend}, {@code JUNO_BACKEND}). Matrix products decode a tile of weight rows
  * (from their mapped blocks) into a per-thread L1/L2 buffer once per step and multiply it with every activation row of
  * the batch, so each weight byte is read from memory once per step whatever the batch size. Each output element is one
  * dot product in a fixed order, so results do not depend on the batch or on the thread count.
@@ -48,24 +53,104 @@ public final class CpuBackend implements Backend {
         JitDirectives.install();
     }
 
+    private static final System.Logger LOG = System.getLogger("ml.juno.engine.backend");
+    private static volatile boolean choiceLogged;
+
     private final ComputePool pool;
+    /** The native kernels, or {@code null}: the Java ones. */
+    private final NativeKernels nat;
+    private final NativeMatmulJob nativeMatmul;
+    private Arena nativeArena;
+    private MemorySegment nativeX = MemorySegment.NULL;
     private final MatmulJob matmul;
     private final QuantMatmulJob quantMatmul;
     private final QuantActivations quantX = new QuantActivations();
     private final AttentionJob attention;
     private float[] rounded = new float[0];
 
-    /** A backend with {@code threads} compute threads (the calling thread included). */
+    /** A Java (Vector API) backend with {@code threads} compute threads (the calling thread included). */
     public CpuBackend(int threads) {
+        this(threads, null);
+    }
+
+    /** A backend whose matrix products run in {@code kernels} ({@code null}: the Java kernels). */
+    public CpuBackend(int threads, NativeKernels kernels) {
         this.pool = new ComputePool(threads);
+        this.nat = kernels;
+        this.nativeMatmul = kernels != null ? new NativeMatmulJob(kernels) : null;
         this.matmul = new MatmulJob(pool.threads());
         this.quantMatmul = new QuantMatmulJob(pool.threads());
         this.attention = new AttentionJob(pool.threads());
     }
 
+    /** The backend kinds a user can ask for. */
+    public enum Kind {
+        /** Native kernels where they loaded, else Java (the default). */
+        AUTO,
+        NATIVE,
+        JAVA;
+
+        /** {@code native}, {@code java} or {@code auto} (any case); anything else is refused naming the choices. */
+        public static Kind parse(String s) {
+            String v = s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
+            return switch (v) {
+                case "", "auto" -> AUTO;
+                case "native" -> NATIVE;
+                case "java" -> JAVA;
+                default -> throw new IllegalArgumentException("unknown backend '" + s + "' (choose native or java)");
+            };
+        }
+    }
+
+    /** The kind asked for: system property {@code juno.backend}, else environment {@code JUNO_BACKEND}, else auto. */
+    public static Kind requestedKind() {
+        String p = System.getProperty("juno.backend");
+        return Kind.parse(p != null ? p : System.getenv("JUNO_BACKEND"));
+    }
+
+    /**
+     * A backend of the {@link #requestedKind requested kind} with {@code threads} threads. Native when asked for (or by
+     * default) and the library loaded for this CPU; otherwise Java, and one log line says why.
+     */
+    public static CpuBackend create(int threads) {
+        return create(threads, requestedKind());
+    }
+
+    public static CpuBackend create(int threads, Kind kind) {
+        if (kind == Kind.JAVA) {
+            logOnce(System.Logger.Level.INFO, "Juno backend: java (asked for)");
+            return new CpuBackend(threads, null);
+        }
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (l.ok()) {
+            logOnce(System.Logger.Level.INFO, "Juno backend: native (" + l.kernels().isa() + ")");
+            return new CpuBackend(threads, l.kernels());
+        }
+        logOnce(kind == Kind.NATIVE ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
+                "Juno backend: java, native kernels unavailable: " + l.problem());
+        return new CpuBackend(threads, null);
+    }
+
+    private static void logOnce(System.Logger.Level level, String line) {
+        if (!choiceLogged) {
+            choiceLogged = true;
+            LOG.log(level, line);
+        }
+    }
+
     @Override
     public String name() {
-        return "cpu-vector-" + F.vectorBitSize();
+        return nat != null ? "cpu-native-" + nat.isa() : "cpu-vector-" + F.vectorBitSize();
+    }
+
+    /** {@code native} or {@code java}: who computes the matrix products. */
+    public String kind() {
+        return nat != null ? "native" : "java";
+    }
+
+    /** The native variant ({@code avx2}, {@code avxvnni}, {@code avx512vnni}), or the Java vectors' width ({@code vector256}). */
+    public String isa() {
+        return nat != null ? nat.isa() : "vector" + F.vectorBitSize();
     }
 
     @Override
@@ -81,6 +166,10 @@ public final class CpuBackend implements Backend {
             } finally {
                 MatMulEvent.exit();
             }
+            return;
+        }
+        if (nat != null && NativeKernels.supports(w.type(), w.cols())) {
+            nativeMatmul(w, x, out, batch);
             return;
         }
         if (QuantRow.supports(w.type())) {
@@ -101,6 +190,72 @@ public final class CpuBackend implements Backend {
         matmul.set(w, rounded, out, batch);
         run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, matmul, (long) w.rows() * w.cols() * batch);
         matmul.clear();
+    }
+
+    /**
+     * The product in the native kernels: the activations quantized once (calling thread), then one downcall per worker
+     * for its share of the weight rows.
+     */
+    private void nativeMatmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if ((long) batch * w.cols() > x.length || (long) batch * w.rows() > out.length) {
+            throw new IllegalArgumentException(w.name() + ": buffers too small for a batch of " + batch);
+        }
+        long need = NativeKernels.activationBytes(w.type(), batch, w.cols());
+        if (nativeX.byteSize() < need) {
+            if (nativeArena != null) {
+                nativeArena.close();
+            }
+            nativeArena = Arena.ofShared();
+            nativeX = nativeArena.allocate(Math.max(need, 2 * nativeX.byteSize()), 64);
+        }
+        nat.quantize(w.type(), x, 0, batch, w.cols(), nativeX);
+        long work = (long) w.rows() * w.cols() * batch;
+        int parts = work < PARALLEL_WORK ? 1 : Math.min(pool.threads(), (w.rows() + 15) / 16);
+        nativeMatmul.set(w, nativeX, out, batch, parts);
+        pool.parallelFor(parts, nativeMatmul);
+        nativeMatmul.clear();
+    }
+
+    /** One native downcall per part: part p takes weight rows {@code [rows·p/parts, rows·(p+1)/parts)}, in 16s. */
+    private static final class NativeMatmulJob implements ComputePool.Body {
+        private final NativeKernels kernels;
+        private WeightMatrix w;
+        private MemorySegment xq;
+        private float[] out;
+        private int batch;
+        private int parts;
+
+        NativeMatmulJob(NativeKernels kernels) {
+            this.kernels = kernels;
+        }
+
+        void set(WeightMatrix w, MemorySegment xq, float[] out, int batch, int parts) {
+            this.w = w;
+            this.xq = xq;
+            this.out = out;
+            this.batch = batch;
+            this.parts = parts;
+        }
+
+        void clear() {
+            w = null;
+            out = null;
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            int rows = w.rows();
+            int r0 = split(rows, chunk, parts);
+            int r1 = split(rows, chunk + 1, parts);
+            kernels.matmul(w, xq, batch, out, r0, r1);
+        }
+
+        private static int split(int rows, int p, int parts) {
+            if (p >= parts) {
+                return rows;
+            }
+            return (int) Math.min(rows, ((long) rows * p / parts + 8) / 16 * 16);
+        }
     }
 
     /** Small jobs run on the calling thread: waking the team costs more than it saves. */
@@ -190,6 +345,11 @@ public final class CpuBackend implements Backend {
     @Override
     public void close() {
         pool.close();
+        if (nativeArena != null) {
+            nativeArena.close();
+            nativeArena = null;
+            nativeX = MemorySegment.NULL;
+        }
     }
 
     /**

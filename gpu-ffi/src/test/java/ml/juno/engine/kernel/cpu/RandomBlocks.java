@@ -15,7 +15,7 @@ final class RandomBlocks {
     private RandomBlocks() {}
 
     /** Byte offsets of the f16 scale fields in one block. */
-    private static int[] halfFields(GgmlType t) {
+    static int[] halfFields(GgmlType t) {
         return switch (t) {
             case Q4_0, Q5_0, Q8_0 -> new int[] {0};
             case Q4_1, Q5_1, Q4_K, Q5_K -> new int[] {0, 2};

@@ -1,0 +1,669 @@
+/*
+ * Juno's CPU kernels, compiled once per ISA variant (JUNO_ISA = avx2 | avxvnni | avx512vnni; see build-native.sh).
+ * Every exported function is named juno_<isa>_<name>. The ABI and the numerics are described in juno_cpu.h.
+ *
+ * Written for Juno; the integer block arithmetic follows ggml's (llama.cpp) idea of 8-bit multiply-adds
+ * (vpmaddubsw/vpmaddwd, VNNI vpdpbusd), the lanes and float order follow Juno's Java backend (QuantDot).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "juno_cpu.h"
+
+#ifndef JUNO_ISA
+#error "JUNO_ISA must name the variant"
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(CAT(juno_, JUNO_ISA), _), name)
+#define AI static inline __attribute__((always_inline))
+
+/* Tile sizes of the float (F32/F16/BF16) product: weight rows x activation rows; AVX-512 has 32 vector registers. */
+#if defined(__AVX512VL__)
+#define FT_R 2
+#define FT_C 4
+#else
+#define FT_R 2
+#define FT_C 3
+#endif
+/* Activation rows that share one decode of a quantized weight block. */
+#define QT_C 4
+
+/* ---------------------------------------------------------------- scalar helpers */
+
+AI float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+
+AI float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); }
+
+AI uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+AI uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+AI float bf16_round(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t r;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        r = ((u >> 16) | 64u) << 16;
+    } else {
+        r = ((u + (0x7fffu + ((u >> 16) & 1u))) >> 16) << 16;
+    }
+    float o;
+    memcpy(&o, &r, 4);
+    return o;
+}
+
+/* ---------------------------------------------------------------- vector helpers */
+
+/* Natural element order of 32 bytes -> pair order (position 4L+k holds element 2L, 2L+1, 16+2L, 17+2L). */
+AI __m256i pair_order(__m256i v) {
+    const __m256i shuf = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                          0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    return _mm256_shuffle_epi8(_mm256_permute4x64_epi64(v, 0xD8), shuf);
+}
+
+/* 16 bytes whose low nibbles are elements 0..15 and high nibbles 16..31 -> 32 nibbles in pair order. */
+AI __m256i nibbles_pair(__m128i qs) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    __m128i lo = _mm_and_si128(qs, m4);
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(qs, 4), m4);
+    return _mm256_set_m128i(_mm_unpackhi_epi16(lo, hi), _mm_unpacklo_epi16(lo, hi));
+}
+
+/* The fifth bits of a Q5_0/Q5_1 block (bit e of qh = element e) as 0x10 bytes in pair order. */
+AI __m256i high_bits_pair(uint32_t qh) {
+    /* position p = 4L+k holds element e = (k < 2 ? 2L + k : 14 + 2L + k): byte e/8 of qh, bit e%8 */
+    const __m256i idx = _mm256_setr_epi8(0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 2,
+                                         1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 3, 3);
+    const __m256i bit = _mm256_setr_epi8(1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, -128, 64, -128,
+                                         1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, -128, 64, -128);
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), idx);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+/* Sum of unsigned u times signed s over each group of four bytes, into eight 32-bit lanes. */
+AI __m256i dot_us(__m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#elif defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Signed q (|q| <= 128) times signed s, groups of four. */
+AI __m256i dot_ss(__m256i q, __m256i s) { return dot_us(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q)); }
+
+/* acc + the 16-bit pair sums of unsigned u times signed s, multiplied by the 16-bit scales sc and summed in pairs. */
+AI __m256i dot_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
+    __m256i p = _mm256_maddubs_epi16(u, s);
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpwssd_epi32(acc, p, sc);
+#elif defined(__AVXVNNI__)
+    return _mm256_dpwssd_avx_epi32(acc, p, sc);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+#endif
+}
+
+/* ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): the Java backend's QuantDot.sum. */
+AI float hsum8(__m256 v) {
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4, l1+l5, l2+l6, l3+l7 */
+    __m128 b = _mm_add_ps(a, _mm_movehl_ps(a, a));                                  /* (..)+(..) for 0,2 and 1,3 */
+    return _mm_cvtss_f32(b) + _mm_cvtss_f32(_mm_shuffle_ps(b, b, 1));
+}
+
+AI int32_t hsum_i32(__m256i v) {
+    __m128i a = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4E));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0xB1));
+    return _mm_cvtsi128_si32(a);
+}
+
+AI __m256 load_f16x8(const uint8_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+AI __m256 load_bf16x8(const uint8_t *p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* ---------------------------------------------------------------- activation quantization */
+
+/* Eight int32 lanes of four vectors (elements 0..31 in natural order) to 32 int8 in natural order. */
+AI __m256i pack_natural(__m256i i0, __m256i i1, __m256i i2, __m256i i3) {
+    __m256i a = _mm256_packs_epi32(i0, i1);
+    __m256i b = _mm256_packs_epi32(i2, i3);
+    __m256i c = _mm256_packs_epi16(a, b);
+    return _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+AI float hmax8(__m256 v) {
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_max_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+
+#define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* quantize_row_q8_0 as the Java backend does it (QuantActivations.q8): d = f16(amax/127), q = rint(x * 127/amax). */
+static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / 32; b++, x += 32) {
+        __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+               v3 = _mm256_loadu_ps(x + 24);
+        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                                 _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+        float amax = hmax8(m);
+        float d = f16_round(amax / 127.0f);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        __m256 vid = _mm256_set1_ps(id);
+        __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, vid), ROUND_NEAREST));
+        __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, vid), ROUND_NEAREST));
+        __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, vid), ROUND_NEAREST));
+        __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, vid), ROUND_NEAREST));
+        int32_t sum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+        _mm256_storeu_si256((__m256i *)y[b].q, pair_order(pack_natural(i0, i1, i2, i3)));
+        y[b].d = d;
+        y[b].s = f16_round((float)sum * d);
+    }
+}
+
+/* quantize_row_q8_K_ref as the Java backend does it (QuantActivations.q8k); quants in pair order or natural order. */
+static void quantize_q8_k(const float *x, int64_t n, juno_xqk *y, int pair) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / 256; b++, x += 256) {
+        __m256 m = _mm256_setzero_ps();
+        for (int j = 0; j < 256; j += 8) {
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+        }
+        float amax = hmax8(m);
+        juno_xqk *o = &y[b];
+        if (amax == 0.0f) {
+            memset(o, 0, sizeof(*o));
+            continue;
+        }
+        float max = 0.0f;
+        for (int j = 0; j < 256; j++) {
+            if (fabsf(x[j]) == amax) { /* the first element of the largest magnitude, as the strict > scan finds */
+                max = x[j];
+                break;
+            }
+        }
+        float iscale = -127.0f / max;
+        __m256 vs = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int g = 0; g < 8; g++) {
+            const float *xg = x + 32 * g;
+            __m256i i0 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg)), ROUND_NEAREST)));
+            __m256i i1 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 8)), ROUND_NEAREST)));
+            __m256i i2 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 16)), ROUND_NEAREST)));
+            __m256i i3 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 24)), ROUND_NEAREST)));
+            o->bsums[2 * g] = (int16_t)hsum_i32(_mm256_add_epi32(i0, i1));
+            o->bsums[2 * g + 1] = (int16_t)hsum_i32(_mm256_add_epi32(i2, i3));
+            __m256i q = pack_natural(i0, i1, i2, i3);
+            _mm256_storeu_si256((__m256i *)(o->q + 32 * g), pair ? pair_order(q) : q);
+        }
+        o->d = 1.0f / iscale;
+    }
+}
+
+/* ---------------------------------------------------------------- 32-element block types (Q8_0 activations) */
+
+/* One weight block: 32 quants in pair order (signed for Q4_0/Q5_0/Q8_0, unsigned for Q4_1/Q5_1), scale, min. */
+typedef struct {
+    __m256i q;
+    float d;
+    float m;
+} blk32;
+
+AI blk32 load_q4_0(const uint8_t *b) {
+    blk32 r;
+    r.d = f16_to_f32(rd16(b));
+    r.m = 0.0f;
+    r.q = _mm256_sub_epi8(nibbles_pair(_mm_loadu_si128((const __m128i *)(b + 2))), _mm256_set1_epi8(8));
+    return r;
+}
+
+AI blk32 load_q4_1(const uint8_t *b) {
+    blk32 r;
+    r.d = f16_to_f32(rd16(b));
+    r.m = f16_to_f32(rd16(b + 2));
+    r.q = nibbles_pair(_mm_loadu_si128((const __m128i *)(b + 4)));
+    return r;
+}
+
+AI blk32 load_q5_0(const uint8_t *b) {
+    blk32 r;
+    r.d = f16_to_f32(rd16(b));
+    r.m = 0.0f;
+    __m256i q = _mm256_or_si256(nibbles_pair(_mm_loadu_si128((const __m128i *)(b + 6))), high_bits_pair(rd32(b + 2)));
+    r.q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+    return r;
+}
+
+AI blk32 load_q5_1(const uint8_t *b) {
+    blk32 r;
+    r.d = f16_to_f32(rd16(b));
+    r.m = f16_to_f32(rd16(b + 2));
+    r.q = _mm256_or_si256(nibbles_pair(_mm_loadu_si128((const __m128i *)(b + 8))), high_bits_pair(rd32(b + 4)));
+    return r;
+}
+
+AI blk32 load_q8_0(const uint8_t *b) {
+    blk32 r;
+    r.d = f16_to_f32(rd16(b));
+    r.m = 0.0f;
+    r.q = pair_order(_mm256_loadu_si256((const __m256i *)(b + 2)));
+    return r;
+}
+
+/*
+ * out[c*ldo] = dot(weight row, activation row c) for c < NC, as QuantDot.dotFloat: per block the eight integer lanes,
+ * converted and multiply-added with d_w*d_x; the lane sum; plus the min terms sum(m_b * s_b) for Q4_1/Q5_1.
+ */
+#define DEF_LEGACY(NAME, BYTES, LOAD, SIGNED, MINS)                                                                    \
+    AI void NAME##_tile(const uint8_t *row, int64_t nb, const juno_xq8 *x, int64_t xs, int nc, float *out,            \
+                        int64_t ldo) {                                                                                 \
+        __m256 acc[QT_C];                                                                                              \
+        float corr[QT_C];                                                                                              \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {                                                         \
+            acc[c] = _mm256_setzero_ps();                                                                              \
+            corr[c] = 0.0f;                                                                                            \
+        }                                                                                                              \
+        for (int64_t b = 0; b < nb; b++) {                                                                             \
+            blk32 w = LOAD(row + b * (BYTES));                                                                         \
+            __m256i u = SIGNED ? _mm256_sign_epi8(w.q, w.q) : w.q;                                                     \
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {                                                     \
+                const juno_xq8 *xb = x + c * xs + b;                                                                   \
+                __m256i y = _mm256_loadu_si256((const __m256i *)xb->q);                                                \
+                __m256i p = dot_us(u, SIGNED ? _mm256_sign_epi8(y, w.q) : y);                                          \
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(w.d * xb->d), acc[c]);                  \
+                if (MINS) corr[c] += w.m * xb->s;                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {                                                         \
+            out[c * ldo] = MINS ? hsum8(acc[c]) + corr[c] : hsum8(acc[c]);                                             \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const juno_xq8 *x, int64_t batch,         \
+                            float *out, int64_t ldo, int64_t r0, int64_t r1) {                                         \
+        int64_t nb = cols / 32;                                                                                        \
+        for (int64_t r = r0; r < r1; r++) {                                                                            \
+            const uint8_t *row = w + r * stride;                                                                       \
+            int64_t c = 0;                                                                                             \
+            for (; c + QT_C <= batch; c += QT_C) NAME##_tile(row, nb, x + c * nb, nb, QT_C, out + c * ldo + r, ldo);   \
+            for (; c < batch; c++) NAME##_tile(row, nb, x + c * nb, nb, 1, out + c * ldo + r, ldo);                    \
+        }                                                                                                              \
+    }
+
+DEF_LEGACY(q4_0, 18, load_q4_0, 1, 0)
+DEF_LEGACY(q4_1, 20, load_q4_1, 0, 1)
+DEF_LEGACY(q5_0, 22, load_q5_0, 1, 0)
+DEF_LEGACY(q5_1, 24, load_q5_1, 0, 1)
+DEF_LEGACY(q8_0, 34, load_q8_0, 1, 0)
+
+/* ---------------------------------------------------------------- K-quants (Q8_K activations) */
+
+/* Scale and min j of a Q4_K/Q5_K super-block's 12 packed bytes (ScalarDecode.scaleK4/minK4). */
+AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
+    for (int j = 0; j < 4; j++) {
+        sc[j] = q[j] & 63;
+        mn[j] = q[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; j++) {
+        sc[j] = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+/* Q3_K scale j with its -32 (ScalarDecode.q3kScale). */
+AI int32_t scale_q3k(const uint8_t *s, int j) {
+    int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+    int high = (s[8 + (j & 3)] >> (2 * (j >> 2))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+/* Two 16-bit scales alternating per 16-bit lane: the first for even lanes (elements < 16 of a pair-order 32). */
+AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)((uint32_t)(a & 0xFFFF) | ((uint32_t)b << 16))); }
+
+/*
+ * The K-quant kernels: per super-block the eight integer lanes (sub-block scales applied in integers) for NC
+ * activation rows sharing each weight decode, converted and multiply-added with d*d_x; the min terms
+ * (dmin*d_x)*sum(m_j*S_j) summed apart and subtracted at the end (QuantDot.fusedQ4_K and the others).
+ */
+#define K_TILE_BEGIN                                                                                                   \
+    __m256 acc[QT_C];                                                                                                  \
+    float corr[QT_C];                                                                                                  \
+    _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {                                                             \
+        acc[c] = _mm256_setzero_ps();                                                                                  \
+        corr[c] = 0.0f;                                                                                                \
+    }
+
+#define K_TILE_END(MINS)                                                                                               \
+    _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {                                                             \
+        out[c * ldo] = MINS ? hsum8(acc[c]) - corr[c] : hsum8(acc[c]);                                                 \
+    }
+
+AI void q4_k_tile(const uint8_t *row, int64_t nb, const juno_xqk *x, int64_t xs, int nc, float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = row + b * 144;
+        float d = f16_to_f32(rd16(blk)), dmin = f16_to_f32(rd16(blk + 2));
+        int32_t sc[8], mn[8];
+        scales_k4(blk + 4, sc, mn);
+        __m256i lanes[QT_C];
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) lanes[c] = _mm256_setzero_si256();
+        for (int k = 0; k < 4; k++) {
+            __m256i raw = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * k)));
+            __m256i w0 = _mm256_and_si256(raw, _mm256_set1_epi8(0x0F));
+            __m256i w1 = _mm256_and_si256(_mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F));
+            __m256i s0 = _mm256_set1_epi16((short)sc[2 * k]), s1 = _mm256_set1_epi16((short)sc[2 * k + 1]);
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+                const int8_t *q = x[c * xs + b].q + 64 * k;
+                lanes[c] = dot_scaled(lanes[c], w0, _mm256_loadu_si256((const __m256i *)q), s0);
+                lanes[c] = dot_scaled(lanes[c], w1, _mm256_loadu_si256((const __m256i *)(q + 32)), s1);
+            }
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            const juno_xqk *xb = x + c * xs + b;
+            int32_t msum = 0;
+            for (int j = 0; j < 8; j++) msum += mn[j] * (xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[c]), _mm256_set1_ps(d * xb->d), acc[c]);
+            corr[c] += dmin * xb->d * (float)msum;
+        }
+    }
+    K_TILE_END(1)
+}
+
+AI void q5_k_tile(const uint8_t *row, int64_t nb, const juno_xqk *x, int64_t xs, int nc, float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = row + b * 176;
+        float d = f16_to_f32(rd16(blk)), dmin = f16_to_f32(rd16(blk + 2));
+        int32_t sc[8], mn[8];
+        scales_k4(blk + 4, sc, mn);
+        __m256i qh = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 16)));
+        __m256i lanes[QT_C];
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) lanes[c] = _mm256_setzero_si256();
+        for (int k = 0; k < 4; k++) {
+            __m256i raw = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 48 + 32 * k)));
+            __m256i b0 = _mm256_set1_epi8((char)(1 << (2 * k))), b1 = _mm256_set1_epi8((char)(2 << (2 * k)));
+            __m256i h0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(0x10));
+            __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), _mm256_set1_epi8(0x10));
+            __m256i w0 = _mm256_or_si256(_mm256_and_si256(raw, _mm256_set1_epi8(0x0F)), h0);
+            __m256i w1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F)), h1);
+            __m256i s0 = _mm256_set1_epi16((short)sc[2 * k]), s1 = _mm256_set1_epi16((short)sc[2 * k + 1]);
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+                const int8_t *q = x[c * xs + b].q + 64 * k;
+                lanes[c] = dot_scaled(lanes[c], w0, _mm256_loadu_si256((const __m256i *)q), s0);
+                lanes[c] = dot_scaled(lanes[c], w1, _mm256_loadu_si256((const __m256i *)(q + 32)), s1);
+            }
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            const juno_xqk *xb = x + c * xs + b;
+            int32_t msum = 0;
+            for (int j = 0; j < 8; j++) msum += mn[j] * (xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[c]), _mm256_set1_ps(d * xb->d), acc[c]);
+            corr[c] += dmin * xb->d * (float)msum;
+        }
+    }
+    K_TILE_END(1)
+}
+
+AI void q2_k_tile(const uint8_t *row, int64_t nb, const juno_xqk *x, int64_t xs, int nc, float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = row + b * 84;
+        float d = f16_to_f32(rd16(blk + 80)), dmin = f16_to_f32(rd16(blk + 82));
+        __m256i lanes[QT_C];
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) lanes[c] = _mm256_setzero_si256();
+        for (int n = 0; n < 2; n++) {
+            __m256i raw = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * n)));
+            for (int s = 0; s < 4; s++) {
+                int g = 4 * n + s;
+                __m256i w = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * s), _mm256_set1_epi8(3));
+                __m256i sc = scale_pair(blk[2 * g] & 0xF, blk[2 * g + 1] & 0xF);
+                _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+                    lanes[c] = dot_scaled(lanes[c], w, _mm256_loadu_si256((const __m256i *)(x[c * xs + b].q + 32 * g)), sc);
+                }
+            }
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            const juno_xqk *xb = x + c * xs + b;
+            int32_t msum = 0;
+            for (int j = 0; j < 16; j++) msum += (blk[j] >> 4) * xb->bsums[j];
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[c]), _mm256_set1_ps(d * xb->d), acc[c]);
+            corr[c] += dmin * xb->d * (float)msum;
+        }
+    }
+    K_TILE_END(1)
+}
+
+AI void q3_k_tile(const uint8_t *row, int64_t nb, const juno_xqk *x, int64_t xs, int nc, float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = row + b * 110;
+        float d = f16_to_f32(rd16(blk + 108));
+        int32_t sc[16];
+        for (int j = 0; j < 16; j++) sc[j] = scale_q3k(blk + 96, j);
+        __m256i hm = pair_order(_mm256_loadu_si256((const __m256i *)blk));
+        __m256i lanes[QT_C];
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) lanes[c] = _mm256_setzero_si256();
+        for (int n = 0; n < 2; n++) {
+            __m256i raw = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 32 + 32 * n)));
+            for (int s = 0; s < 4; s++) {
+                int g = 4 * n + s;
+                __m256i bit = _mm256_set1_epi8((char)(1 << g));
+                __m256i low = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * s), _mm256_set1_epi8(3));
+                /* minus 4 where the high bit is clear */
+                __m256i clear = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), _mm256_set1_epi8(4));
+                __m256i q = _mm256_sub_epi8(low, clear);
+                __m256i u = _mm256_sign_epi8(q, q);
+                __m256i sp = scale_pair(sc[2 * g], sc[2 * g + 1]);
+                _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+                    __m256i y = _mm256_loadu_si256((const __m256i *)(x[c * xs + b].q + 32 * g));
+                    lanes[c] = dot_scaled(lanes[c], u, _mm256_sign_epi8(y, q), sp);
+                }
+            }
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[c]), _mm256_set1_ps(d * x[c * xs + b].d), acc[c]);
+        }
+    }
+    K_TILE_END(0)
+}
+
+/* Q6_K in ggml's lanes (natural order): unsigned quants, the -32 taken out with the activation block sums. */
+AI void q6_k_tile(const uint8_t *row, int64_t nb, const juno_xqk *x, int64_t xs, int nc, float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = row + b * 210;
+        float d = f16_to_f32(rd16(blk + 208));
+        const int8_t *scales = (const int8_t *)(blk + 192);
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)scales));
+        __m256i lanes[QT_C];
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            /* -32 * (sc_2p*bsum_2p + sc_2p+1*bsum_2p+1) per lane p */
+            __m256i bs = _mm256_loadu_si256((const __m256i *)x[c * xs + b].bsums);
+            lanes[c] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
+        }
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = blk + 64 * n, *qh = blk + 128 + 32 * n;
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i u[4];
+            u[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4));
+            u[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4));
+            u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4));
+            u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4));
+            for (int k = 0; k < 4; k++) {
+                int g = 4 * n + k;
+                __m256i sp = _mm256_set_m128i(_mm_set1_epi16(scales[2 * g + 1]), _mm_set1_epi16(scales[2 * g]));
+                _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+                    lanes[c] = dot_scaled(lanes[c], u[k], _mm256_loadu_si256((const __m256i *)(x[c * xs + b].q + 32 * g)), sp);
+                }
+            }
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[c]), _mm256_set1_ps(d * x[c * xs + b].d), acc[c]);
+        }
+    }
+    K_TILE_END(0)
+}
+
+#define DEF_K_ROWS(NAME)                                                                                               \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const juno_xqk *x, int64_t batch,         \
+                            float *out, int64_t ldo, int64_t r0, int64_t r1) {                                         \
+        int64_t nb = cols / 256;                                                                                       \
+        for (int64_t r = r0; r < r1; r++) {                                                                            \
+            const uint8_t *row = w + r * stride;                                                                       \
+            int64_t c = 0;                                                                                             \
+            for (; c + QT_C <= batch; c += QT_C) NAME##_tile(row, nb, x + c * nb, nb, QT_C, out + c * ldo + r, ldo);   \
+            for (; c < batch; c++) NAME##_tile(row, nb, x + c * nb, nb, 1, out + c * ldo + r, ldo);                    \
+        }                                                                                                              \
+    }
+
+DEF_K_ROWS(q2_k)
+DEF_K_ROWS(q3_k)
+DEF_K_ROWS(q4_k)
+DEF_K_ROWS(q5_k)
+DEF_K_ROWS(q6_k)
+
+/* ---------------------------------------------------------------- F32 / F16 / BF16 weights */
+
+/* 8 weights of row r at element i, as floats. */
+AI __m256 load_w(int type, const uint8_t *row, int64_t i) {
+    if (type == JUNO_F16) return load_f16x8(row + 2 * i);
+    if (type == JUNO_BF16) return load_bf16x8(row + 2 * i);
+    return _mm256_loadu_ps((const float *)row + i);
+}
+
+/*
+ * NR weight rows x NC activation rows, each dot as CpuBackend.dot for n % 16 == 0: two 8-lane accumulators (elements
+ * 16i..16i+7 and 16i+8..16i+15), then the lane sum of lo + hi.
+ */
+AI void float_tile(int type, const uint8_t *w, int64_t stride, int64_t cols, const float *x, int nr, int nc,
+                   float *out, int64_t ldo) {
+    __m256 lo[FT_R][FT_C], hi[FT_R][FT_C];
+    _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            lo[r][c] = _mm256_setzero_ps();
+            hi[r][c] = _mm256_setzero_ps();
+        }
+    }
+    for (int64_t i = 0; i < cols; i += 16) {
+        __m256 wl[FT_R], wh[FT_R];
+        _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {
+            wl[r] = load_w(type, w + r * stride, i);
+            wh[r] = load_w(type, w + r * stride, i + 8);
+        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            __m256 xl = _mm256_loadu_ps(x + c * cols + i), xh = _mm256_loadu_ps(x + c * cols + i + 8);
+            _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {
+                lo[r][c] = _mm256_fmadd_ps(wl[r], xl, lo[r][c]);
+                hi[r][c] = _mm256_fmadd_ps(wh[r], xh, hi[r][c]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) {
+            out[c * ldo + r] = hsum8(_mm256_add_ps(lo[r][c], hi[r][c]));
+        }
+    }
+}
+
+#define DEF_FLOAT_ROWS(NAME, TYPE)                                                                                     \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const float *x, int64_t batch,            \
+                            float *out, int64_t ldo, int64_t r0, int64_t r1) {                                         \
+        int64_t r = r0;                                                                                                \
+        for (; r + FT_R <= r1; r += FT_R) {                                                                            \
+            int64_t c = 0;                                                                                             \
+            for (; c + FT_C <= batch; c += FT_C)                                                                       \
+                float_tile(TYPE, w + r * stride, stride, cols, x + c * cols, FT_R, FT_C, out + c * ldo + r, ldo);      \
+            for (; c < batch; c++)                                                                                     \
+                float_tile(TYPE, w + r * stride, stride, cols, x + c * cols, FT_R, 1, out + c * ldo + r, ldo);         \
+        }                                                                                                              \
+        for (; r < r1; r++) {                                                                                          \
+            int64_t c = 0;                                                                                             \
+            for (; c + FT_C <= batch; c += FT_C)                                                                       \
+                float_tile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, FT_C, out + c * ldo + r, ldo);         \
+            for (; c < batch; c++)                                                                                     \
+                float_tile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, 1, out + c * ldo + r, ldo);            \
+        }                                                                                                              \
+    }
+
+DEF_FLOAT_ROWS(f32, JUNO_F32)
+DEF_FLOAT_ROWS(f16, JUNO_F16)
+DEF_FLOAT_ROWS(bf16, JUNO_BF16)
+
+/* ---------------------------------------------------------------- exported entry points */
+
+/*
+ * Quantizes (or rounds) rows [0, rows) of x ([rows][cols]) into xq the way the weight type wants its activations:
+ * juno_xq8 blocks, juno_xqk blocks, or floats rounded to F16/BF16 (F32: copied). Returns 0, or -1 for a type it
+ * does not know.
+ */
+int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq) {
+    int64_t n = rows * cols;
+    switch (type) {
+    case JUNO_Q4_0: case JUNO_Q4_1: case JUNO_Q5_0: case JUNO_Q5_1: case JUNO_Q8_0:
+        quantize_q8_0(x, n, (juno_xq8 *)xq);
+        return 0;
+    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q4_K: case JUNO_Q5_K:
+        quantize_q8_k(x, n, (juno_xqk *)xq, 1);
+        return 0;
+    case JUNO_Q6_K:
+        quantize_q8_k(x, n, (juno_xqk *)xq, 0);
+        return 0;
+    case JUNO_F32:
+        memcpy(xq, x, (size_t)n * sizeof(float));
+        return 0;
+    case JUNO_F16: {
+        float *y = (float *)xq;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(x + i), ROUND_NEAREST)));
+        }
+        for (; i < n; i++) y[i] = f16_round(x[i]);
+        return 0;
+    }
+    case JUNO_BF16: {
+        float *y = (float *)xq;
+        for (int64_t i = 0; i < n; i++) y[i] = bf16_round(x[i]);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/*
+ * out[b*ldo + r] = dot(weight row r, activation row b) for r0 <= r < r1 and b < batch; weight row r at w + r*stride;
+ * xq as quantize() wrote it for this type and cols. Returns 0, or -1 for a type it does not know.
+ */
+int FN(matmul)(int type, const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
+               int64_t ldo, int64_t r0, int64_t r1) {
+    switch (type) {
+    case JUNO_Q4_0: q4_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q4_1: q4_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_0: q5_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_1: q5_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q8_0: q8_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q2_K: q2_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q3_K: q3_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q4_K: q4_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_K: q5_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q6_K: q6_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_F32: f32_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_F16: f16_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_BF16: bf16_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+    default: return -1;
+    }
+}

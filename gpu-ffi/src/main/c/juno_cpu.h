@@ -1,0 +1,49 @@
+/*
+ * Juno's native CPU kernels: the ABI shared by every ISA variant and the Java bindings
+ * (ml.juno.engine.kernel.cpu.NativeKernels).
+ *
+ * The kernels are compiled once per instruction set (juno_cpu.c with -DJUNO_ISA=avx2, avxvnni, avx512vnni) into one
+ * shared library; every exported name carries its variant (juno_avx2_matmul, ...), and juno_cpu_features() (built for
+ * the baseline) tells Java which variants this CPU can run. Java checks every size before a call: these functions
+ * trust their arguments.
+ *
+ * Numerics: the same integers and the same float operations, in the same order, as the Java backend (QuantDot), so
+ * the results are bit-identical to it: activations quantized as llama.cpp quantizes them (Q8_0 blocks of 32 with an
+ * F16-rounded scale, Q8_K blocks of 256), integer sums per block in eight 32-bit lanes, one float multiply-add per
+ * block with d_w * d_x, the lanes summed in a fixed tree. Lane L of a 32-element block holds elements 2L, 2L+1,
+ * 16+2L, 17+2L ("pair order", the Java backend's lanes), except Q6_K, which holds elements 4L..4L+3 (ggml's lanes).
+ */
+#ifndef JUNO_CPU_H
+#define JUNO_CPU_H
+
+#include <stdint.h>
+
+/* ggml type ids (GgmlType.id), the ones with kernels here. */
+enum {
+    JUNO_F32 = 0, JUNO_F16 = 1, JUNO_Q4_0 = 2, JUNO_Q4_1 = 3, JUNO_Q5_0 = 6, JUNO_Q5_1 = 7, JUNO_Q8_0 = 8,
+    JUNO_Q2_K = 10, JUNO_Q3_K = 11, JUNO_Q4_K = 12, JUNO_Q5_K = 13, JUNO_Q6_K = 14, JUNO_BF16 = 30
+};
+
+/* Feature bits of juno_cpu_features(). */
+enum {
+    JUNO_FEAT_AVX2 = 1,       /* AVX2 + FMA + F16C */
+    JUNO_FEAT_AVXVNNI = 2,    /* AVX-VNNI (VEX-encoded vpdpbusd) */
+    JUNO_FEAT_AVX512VNNI = 4  /* AVX-512 F/BW/VL/DQ + VNNI */
+};
+
+/* A quantized activation block for 32-element weight blocks: scale, F16-rounded d*sum(q), 32 quants in pair order. */
+typedef struct {
+    float d;
+    float s;
+    int8_t q[32];
+} juno_xq8;
+
+/* A quantized activation block for 256-element weight blocks (Q8_K): scale, sums of every 16, 256 quants (pair order
+ * per 32 for Q2_K..Q5_K, natural order for Q6_K). */
+typedef struct {
+    float d;
+    int16_t bsums[16];
+    int8_t q[256];
+} juno_xqk;
+
+#endif

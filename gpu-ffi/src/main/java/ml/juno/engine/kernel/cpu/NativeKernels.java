@@ -1,0 +1,300 @@
+package ml.juno.engine.kernel.cpu;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.tensor.GgmlType;
+
+/**
+ * Juno's native CPU kernels ({@code gpu-ffi/src/main/c}), reached through the FFM API: the library the Maven build
+ * compiled into the jar, extracted once to a cache file named by its content hash, and the variant of its kernels
+ * (AVX2, AVX-VNNI, AVX-512 VNNI) that this CPU runs best. Results are bit-identical to the Java backend's
+ * ({@link QuantDot}); {@code juno_cpu.h} says how.
+ *
+ * <p>The kernels trust their arguments, so every size is checked here before a downcall ({@link #matmul}). Activations
+ * and outputs are Java arrays passed without copying ({@link Linker.Option#critical critical} downcalls with heap
+ * access); weights are slices of the model's memory map.
+ */
+public final class NativeKernels {
+    /** Where the build puts the library inside the jar. */
+    static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
+    private static final int ABI_VERSION = 1;
+    private static final int FEAT_AVX2 = 1;
+    private static final int FEAT_AVXVNNI = 2;
+    private static final int FEAT_AVX512VNNI = 4;
+
+    /** The variants, best first: name and the feature bit it needs. */
+    private static final String[] ISAS = {"avx512vnni", "avxvnni", "avx2"};
+    private static final int[] ISA_FEATURES = {FEAT_AVX512VNNI, FEAT_AVXVNNI, FEAT_AVX2};
+
+    /** Bytes of one activation block for 32-element weight blocks ({@code juno_xq8}) and 256 ({@code juno_xqk}). */
+    static final int XQ8_BYTES = 40;
+    static final int XQK_BYTES = 292;
+
+    private static volatile Loaded loaded;
+
+    private final String isa;
+    private final MethodHandle quantize;
+    private final MethodHandle matmul;
+
+    private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul) {
+        this.isa = isa;
+        this.quantize = quantize;
+        this.matmul = matmul;
+    }
+
+    /** The outcome of loading: the kernels, or why there are none. */
+    public record Loaded(NativeKernels kernels, String problem, int features) {
+        public boolean ok() {
+            return kernels != null;
+        }
+    }
+
+    /**
+     * The best variant for this CPU, or the one named by {@code -Djuno.native.isa} (avx2, avxvnni, avx512vnni); loaded
+     * once per JVM. Never throws: a missing library, another platform or an old CPU give {@link Loaded#problem()}.
+     */
+    public static Loaded load() {
+        Loaded l = loaded;
+        if (l == null) {
+            synchronized (NativeKernels.class) {
+                l = loaded;
+                if (l == null) {
+                    l = doLoad(System.getProperty("juno.native.isa", ""));
+                    loaded = l;
+                }
+            }
+        }
+        return l;
+    }
+
+    /** A given variant ({@code avx2}, {@code avxvnni}, {@code avx512vnni}) if this CPU runs it: for tests and reports. */
+    public static Loaded variant(String isa) {
+        return doLoad(isa);
+    }
+
+    /** The ISA variants this CPU can run, best first (empty without the library). */
+    public static java.util.List<String> runnableVariants() {
+        Loaded l = load();
+        java.util.List<String> out = new java.util.ArrayList<>();
+        if (l.ok()) {
+            for (int i = 0; i < ISAS.length; i++) {
+                if ((l.features() & ISA_FEATURES[i]) != 0) {
+                    out.add(ISAS[i]);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Loaded doLoad(String wanted) {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "");
+        if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+            return new Loaded(null, "no native kernels for " + os + "/" + arch, 0);
+        }
+        Path lib;
+        try {
+            lib = extract();
+        } catch (IOException e) {
+            return new Loaded(null, "cannot extract the native library: " + e.getMessage(), 0);
+        }
+        if (lib == null) {
+            return new Loaded(null, "the native library was not built (no C compiler when Juno was built?)", 0);
+        }
+        try {
+            SymbolLookup syms = SymbolLookup.libraryLookup(lib, Arena.global());
+            Linker linker = Linker.nativeLinker();
+            MethodHandle version = linker.downcallHandle(syms.findOrThrow("juno_abi_version"), FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            int v = (int) version.invokeExact();
+            if (v != ABI_VERSION) {
+                return new Loaded(null, "native library ABI " + v + ", expected " + ABI_VERSION, 0);
+            }
+            MethodHandle feats = linker.downcallHandle(syms.findOrThrow("juno_cpu_features"), FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            int features = (int) feats.invokeExact();
+            String isa = null;
+            for (int i = 0; i < ISAS.length; i++) {
+                if ((features & ISA_FEATURES[i]) != 0 && (wanted.isEmpty() || wanted.equals(ISAS[i]))) {
+                    isa = ISAS[i];
+                    break;
+                }
+            }
+            if (isa == null) {
+                return new Loaded(null, wanted.isEmpty() ? "this CPU lacks AVX2/FMA/F16C, which the native kernels need"
+                        : "this CPU cannot run the native variant " + wanted, features);
+            }
+            Linker.Option critical = Linker.Option.critical(true);
+            ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
+            MethodHandle q = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_quantize"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, ValueLayout.ADDRESS),
+                    critical);
+            MethodHandle m = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_matmul"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j,
+                            ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j),
+                    critical);
+            return new Loaded(new NativeKernels(isa, q, m), null, features);
+        } catch (Throwable e) {
+            return new Loaded(null, "cannot load the native library " + lib + ": " + e, 0);
+        }
+    }
+
+    /** The library from the class path, copied once to {@code <cache>/juno/native/<sha256>/libjunocpu.so}. */
+    private static Path extract() throws IOException {
+        byte[] bytes;
+        try (InputStream in = NativeKernels.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                return null;
+            }
+            bytes = in.readAllBytes();
+        }
+        String hash;
+        try {
+            hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)).substring(0, 32);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IOException(e);
+        }
+        Path dir = cacheRoot().resolve("juno").resolve("native").resolve(hash);
+        Path lib = dir.resolve("libjunocpu.so");
+        if (Files.isRegularFile(lib) && Files.size(lib) == bytes.length) {
+            return lib;
+        }
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, "libjunocpu", ".tmp");
+        try {
+            Files.write(tmp, bytes);
+            try {
+                Files.move(tmp, lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, lib, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return lib;
+    }
+
+    private static Path cacheRoot() {
+        String explicit = System.getProperty("juno.native.cache", System.getenv("JUNO_NATIVE_CACHE"));
+        if (explicit != null && !explicit.isBlank()) {
+            return Path.of(explicit);
+        }
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        if (xdg != null && !xdg.isBlank()) {
+            return Path.of(xdg);
+        }
+        String home = System.getProperty("user.home");
+        Path h = home != null ? Path.of(home, ".cache") : null;
+        if (h != null && (Files.isWritable(h) || (!Files.exists(h) && Files.isWritable(h.getParent())))) {
+            return h;
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
+    /** The variant in use: {@code avx2}, {@code avxvnni} or {@code avx512vnni}. */
+    public String isa() {
+        return isa;
+    }
+
+    /** Whether {@link #matmul} takes weights of {@code type} with rows of {@code cols} elements. */
+    public static boolean supports(GgmlType type, int cols) {
+        return switch (type) {
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> cols % type.blockSize == 0;
+            case F32, F16, BF16 -> cols % 16 == 0; // CpuBackend.dot's 16-lane order; other lengths stay in Java
+            default -> false;
+        };
+    }
+
+    /** Bytes {@link #quantize} writes for {@code rows} activation rows of {@code cols} for weights of {@code type}. */
+    public static long activationBytes(GgmlType type, int rows, int cols) {
+        long n = (long) rows * cols;
+        return switch (type) {
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> n / 32 * XQ8_BYTES;
+            case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> n / 256 * XQK_BYTES;
+            case F32, F16, BF16 -> n * Float.BYTES;
+            default -> throw new IllegalArgumentException("no native kernel for " + type);
+        };
+    }
+
+    /**
+     * Quantizes (or rounds) activation rows {@code [row0, row0 + rows)} of {@code x} ({@code [..][cols]}) for weights of
+     * {@code type} into {@code xq} at the same rows' offset.
+     */
+    public void quantize(GgmlType type, float[] x, int row0, int rows, int cols, MemorySegment xq) {
+        if (!supports(type, cols) || row0 < 0 || rows < 0 || (long) (row0 + rows) * cols > x.length) {
+            throw new IllegalArgumentException("bad activations: " + type + ", rows " + row0 + "+" + rows + " of " + cols
+                    + " in " + x.length + " floats");
+        }
+        long at = activationBytes(type, row0, cols);
+        long need = activationBytes(type, rows, cols);
+        if (at + need > xq.byteSize()) {
+            throw new IllegalArgumentException("activation buffer of " + xq.byteSize() + " bytes < " + (at + need));
+        }
+        if (rows == 0) {
+            return;
+        }
+        int rc;
+        try {
+            rc = (int) quantize.invokeExact(type.id, MemorySegment.ofArray(x).asSlice((long) row0 * cols * Float.BYTES),
+                    (long) rows, (long) cols, xq.asSlice(at, need));
+        } catch (Throwable t) {
+            throw new IllegalStateException("native quantize failed", t);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("native quantize refused " + type + " (" + rc + ")");
+        }
+    }
+
+    /**
+     * {@code out[b·rows + r] = W[r]·x[b]} for weight rows {@code [r0, r1)} and activation rows {@code b < batch}, with
+     * {@code xq} from {@link #quantize} of the whole batch.
+     */
+    public void matmul(WeightMatrix w, MemorySegment xq, int batch, float[] out, int r0, int r1) {
+        GgmlType type = w.type();
+        int cols = w.cols();
+        int rows = w.rows();
+        if (!supports(type, cols)) {
+            throw new IllegalArgumentException("no native kernel for " + type + " rows of " + cols);
+        }
+        if (batch <= 0 || r0 < 0 || r1 > rows || r0 > r1) {
+            throw new IllegalArgumentException("bad range: rows " + r0 + ".." + r1 + " of " + rows + ", batch " + batch);
+        }
+        if ((long) batch * rows > out.length) {
+            throw new IllegalArgumentException("output of " + out.length + " floats < " + batch + "x" + rows);
+        }
+        if (activationBytes(type, batch, cols) > xq.byteSize()) {
+            throw new IllegalArgumentException("activations of " + xq.byteSize() + " bytes < " + batch + " rows of " + cols);
+        }
+        MemorySegment data = w.data();
+        if ((rows - 1L) * w.rowStride() + w.rowBytes() > data.byteSize()) {
+            throw new IllegalArgumentException(w.name() + ": weight segment of " + data.byteSize() + " bytes too small");
+        }
+        if (r0 == r1) {
+            return;
+        }
+        int rc;
+        try {
+            rc = (int) matmul.invokeExact(type.id, data, w.rowStride(), (long) cols, xq, (long) batch,
+                    MemorySegment.ofArray(out), (long) rows, (long) r0, (long) r1);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native matmul failed", t);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("native matmul refused " + type + " (" + rc + ")");
+        }
+    }
+}
