@@ -17,6 +17,16 @@ public interface Backend extends AutoCloseable {
     /** Compute threads this backend uses. */
     int threads();
 
+    /** Who computes the matrix products: {@code native} (Juno's C kernels) or {@code java}. */
+    default String kind() {
+        return "java";
+    }
+
+    /** The instruction set of those kernels, e.g. {@code avx512vnni}, {@code avx2}, or {@code vector256} for Java. */
+    default String isa() {
+        return name();
+    }
+
     /**
      * {@code out[b][r] = Σ_k W[r][k]·x[b][k]} for {@code b < batch}; {@code x} is {@code [batch][w.cols()]},
      * {@code out} is {@code [batch][w.rows()]}. The activations are first rounded the way llama.cpp rounds them for

@@ -144,11 +144,13 @@ public final class CpuBackend implements Backend {
     }
 
     /** {@code native} or {@code java}: who computes the matrix products. */
+    @Override
     public String kind() {
         return nat != null ? "native" : "java";
     }
 
     /** The native variant ({@code avx2}, {@code avxvnni}, {@code avx512vnni}), or the Java vectors' width ({@code vector256}). */
+    @Override
     public String isa() {
         return nat != null ? nat.isa() : "vector" + F.vectorBitSize();
     }
