@@ -319,13 +319,16 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void swiglu(float[] gate, float[] up, int rows, int cols) {
-        // per row, as ggml's AVX-512 build: its vector expf over full chunks of 16, the C library's after the last one
+        // per row, as ggml's AVX-512 build: its vector expf over full chunks of 16 (two 8-lane halves here), the C
+        // library's for the tail after the last full chunk (ScalarKernels.swiglu is the reference)
         for (int r = 0; r < rows; r++) {
             int base = r * cols;
             int i = 0;
-            for (; i + GgmlExp.CHUNK <= cols; i += 8) {
-                FloatVector g = FloatVector.fromArray(F8, gate, base + i);
-                GgmlExp.silu(g).mul(FloatVector.fromArray(F8, up, base + i)).intoArray(gate, base + i);
+            for (; i + GgmlExp.CHUNK <= cols; i += GgmlExp.CHUNK) {
+                int lo = base + i;
+                int hi = lo + 8;
+                GgmlExp.silu(FloatVector.fromArray(F8, gate, lo)).mul(FloatVector.fromArray(F8, up, lo)).intoArray(gate, lo);
+                GgmlExp.silu(FloatVector.fromArray(F8, gate, hi)).mul(FloatVector.fromArray(F8, up, hi)).intoArray(gate, hi);
             }
             for (; i < cols; i++) {
                 gate[base + i] = GgmlExp.siluTail(gate[base + i]) * up[base + i];
