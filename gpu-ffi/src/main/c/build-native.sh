@@ -2,9 +2,12 @@
 # Builds libjunocpu.so (Juno's native CPU kernels) into the directory given as $1, with the machine's C compiler.
 # Called by gpu-ffi's Maven build (generate-resources). Never fails the build: without a compiler, on another
 # platform, or when compiling fails, it prints one line and leaves no library, and Juno runs its Java backend.
-# Environment: CC (default gcc), JUNO_NATIVE=0 (skip), JUNO_NATIVE_SANITIZE=address (an ASan build, for tests).
+# Environment: CC (default gcc), JUNO_NATIVE=0 (skip), JUNO_NATIVE_SANITIZE=address,undefined (a sanitizer build).
+# With a second argument, a C test program: it is compiled and linked with the kernels into OUTDIR/juno-cpu-test
+# instead of the library (NativeKernelsSanitizerTest does this with the sanitizers on); then a failure exits 1.
 set -u
-out="${1:?usage: build-native.sh OUTDIR}"
+out="${1:?usage: build-native.sh OUTDIR [TEST.c]}"
+harness="${2:-}"
 src="$(cd "$(dirname "$0")" && pwd)"
 cc="${CC:-gcc}"
 say() { echo "[juno-native] $*"; }
@@ -20,7 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 common=(-O3 -std=c11 -fPIC -ffp-contract=off -fno-fast-math -fno-strict-aliasing -Wall -Wextra -Wno-unused-function -I"$src")
 link=()
 if [ -n "${JUNO_NATIVE_SANITIZE:-}" ]; then
-  common+=(-fsanitize="$JUNO_NATIVE_SANITIZE" -fno-omit-frame-pointer -g)
+  common=("${common[@]/-O3/-O1}")
+  common+=(-fsanitize="$JUNO_NATIVE_SANITIZE" -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
   link+=(-fsanitize="$JUNO_NATIVE_SANITIZE")
 fi
 log="$tmp/cc.log"
@@ -34,6 +38,11 @@ ok=1
 [ $ok = 1 ] && { build avxvnni -mavx2 -mfma -mf16c -mavxvnni || ok=0; }
 [ $ok = 1 ] && { build avx512vnni -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni || ok=0; }
 mkdir -p "$out"
+if [ -n "$harness" ]; then
+  [ $ok = 1 ] && { "$cc" "${common[@]}" -mavx2 -mf16c "$harness" "$tmp"/*.o "${link[@]}" -o "$out/juno-cpu-test" -lm >>"$log" 2>&1 || ok=0; }
+  if [ $ok = 1 ]; then say "built $out/juno-cpu-test"; exit 0; fi
+  say "building the test program failed:"; sed 's/^/[juno-native]   /' "$log"; exit 1
+fi
 [ $ok = 1 ] && { "$cc" -shared "${link[@]}" -o "$out/libjunocpu.so" "$tmp"/*.o -lm >>"$log" 2>&1 || ok=0; }
 if [ $ok = 1 ]; then
   say "built $out/libjunocpu.so ($("$cc" --version | head -1))"

@@ -153,8 +153,15 @@ public final class NativeKernels {
         }
     }
 
-    /** The library from the class path, copied once to {@code <cache>/juno/native/<sha256>/libjunocpu.so}. */
+    /**
+     * The library from the class path, copied once to {@code <cache>/juno/native/<sha256>/libjunocpu.so}; or the file
+     * named by {@code -Djuno.native.library}.
+     */
     private static Path extract() throws IOException {
+        String explicit = System.getProperty("juno.native.library");
+        if (explicit != null && !explicit.isBlank()) { // a library built elsewhere (the sanitizer test's)
+            return Path.of(explicit);
+        }
         byte[] bytes;
         try (InputStream in = NativeKernels.class.getResourceAsStream(RESOURCE)) {
             if (in == null) {

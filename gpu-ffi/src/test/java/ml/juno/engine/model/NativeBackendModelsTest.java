@@ -1,0 +1,105 @@
+package ml.juno.engine.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.cpu.NativeKernels;
+import ml.juno.engine.kv.KvType;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Whole models on the native and the Java backend: every test model (every architecture and weight type the project
+ * has), a prompt and greedy decode steps, every logit bit for bit. The other tests (reference logits, batch
+ * invariance, tensor parallel) run on the default backend, native where it loads; this makes their results hold for
+ * the Java backend too. {@link #main} is what NativeKernelsSanitizerTest runs under AddressSanitizer.
+ */
+class NativeBackendModelsTest {
+
+    static Stream<String> models() throws IOException {
+        List<String> out = new ArrayList<>(List.of("stories260K.gguf", "stories260K-F16.gguf", "stories260K-Q4_0.gguf",
+                "stories260K-Q8_0.gguf", "llama-2-tiny-random.gguf"));
+        try (Stream<Path> s = Files.list(ReferenceCase.modelsDir().resolve("testdata/tiny-random"))) {
+            s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".gguf")).sorted().forEach(out::add);
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("models")
+    void nativeAndJavaBackends_giveTheSameLogitsBitForBit(String file) throws Exception {
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            // no native library here (NativeKernelsTest asserts that this only happens without a C compiler): the
+            // comparison would be Java against Java
+            assertEquals("java", CpuBackend.create(1).kind());
+            return;
+        }
+        int compared = compare(ReferenceCase.modelFile(file), l.kernels());
+        assertTrue(compared > 1000, file + ": only " + compared + " logits compared");
+    }
+
+    /** Runs a prompt and four greedy steps on both backends; returns how many logits were compared (all equal). */
+    static int compare(Path model, NativeKernels kernels) throws Exception {
+        EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
+        try (GgufFile f = GgufFile.open(model)) {
+            int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
+            try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, kernels));
+                 InferenceSession a = java.newSession();
+                 InferenceSession b = nat.newSession()) {
+                int vocab = java.config().dims().vocab();
+                int[] prompt = new int[13];
+                for (int i = 0; i < prompt.length; i++) {
+                    prompt[i] = 1 + (i * 7919) % (vocab - 1);
+                }
+                ForwardBatch batch = new ForwardBatch(32);
+                batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
+                int compared = 0;
+                int pos = prompt.length;
+                for (int step = 0; step < 5; step++) {
+                    float[] la = a.forward(batch).copyRow(0);
+                    float[] lb = b.forward(batch).copyRow(0);
+                    int best = 0;
+                    for (int i = 0; i < la.length; i++) {
+                        if (Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i])) {
+                            throw new AssertionError(model.getFileName() + " step " + step + " logit " + i + ": java " + la[i]
+                                    + ", native " + lb[i]);
+                        }
+                        if (la[i] > la[best]) {
+                            best = i;
+                        }
+                    }
+                    compared += la.length;
+                    batch.clear();
+                    batch.add(0, pos++, best, true);
+                }
+                return compared;
+            }
+        }
+    }
+
+    /** {@code main(modelsDir)}: every test model compared, for the sanitizer run; prints one line per model. */
+    public static void main(String[] args) throws Exception {
+        System.setProperty("juno.models.dir", args[0]);
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            throw new IllegalStateException("native kernels did not load: " + l.problem());
+        }
+        int models = 0;
+        for (String file : models().toList()) {
+            int n = compare(ReferenceCase.modelFile(file), l.kernels());
+            System.out.println("sanitized " + l.kernels().isa() + " " + file + ": " + n + " logits equal");
+            models++;
+        }
+        System.out.println("models compared: " + models);
+    }
+}
