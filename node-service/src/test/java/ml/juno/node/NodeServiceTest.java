@@ -17,7 +17,10 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import ml.juno.engine.EngineInfo;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
@@ -64,7 +67,8 @@ class NodeServiceTest {
     void freshNode_isAliveButNotReady() {
         given().when().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
         given().when().get("/q/health/ready").then().statusCode(503)
-                .body("checks.find { it.name == 'shard' }.data.state", equalTo("SHARD_STATE_EMPTY"));
+                .body("checks.find { it.name == 'shard' }.data.state", equalTo("SHARD_STATE_EMPTY"))
+                .body("checks.find { it.name == 'shard' }.data.backend", org.hamcrest.Matchers.nullValue()); // no shard, no kernels yet
     }
 
     @Test
@@ -110,6 +114,16 @@ class NodeServiceTest {
         assertTrue(info.getWeightBytes() > 0 && info.getKvBytes() > 0);
         given().when().get("/q/health/ready").then().statusCode(200);
         assertEquals(ShardState.SHARD_STATE_READY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState());
+        // which kernels compute the shard: the engine's choice on this machine, in the shard info and the health data
+        NativeKernels.Loaded l = NativeKernels.load();
+        boolean nat = CpuBackend.requestedKind() != CpuBackend.Kind.JAVA && l.ok();
+        String kind = nat ? "native" : "java";
+        String isa = nat ? l.kernels().isa() : "vector" + EngineInfo.FLOAT_SPECIES.vectorBitSize();
+        assertEquals(kind, info.getBackend());
+        assertEquals(isa, info.getIsa());
+        given().when().get("/q/health/ready").then().statusCode(200)
+                .body("checks.find { it.name == 'shard' }.data.backend", equalTo(kind))
+                .body("checks.find { it.name == 'shard' }.data.isa", equalTo(isa));
 
         StepOutput o = step(batch(0, false));
         assertEquals("", o.getError());

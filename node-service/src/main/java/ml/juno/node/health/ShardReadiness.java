@@ -3,11 +3,13 @@ package ml.juno.node.health;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import ml.juno.node.runtime.ShardHolder;
+import ml.juno.node.v1.ShardInfo;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
-/** Ready only while a shard is loaded: a fresh node is alive but not ready. */
+/** Ready only while a shard is loaded: a fresh node is alive but not ready. With a shard, the data say its backend and isa. */
 @Readiness
 @ApplicationScoped
 public class ShardReadiness implements HealthCheck {
@@ -18,10 +20,14 @@ public class ShardReadiness implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         ShardHolder.State s = shard.state();
-        return HealthCheckResponse.named("shard")
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("shard")
                 .status(shard.ready())
                 .withData("state", s.state().name())
-                .withData("message", s.message())
-                .build();
+                .withData("message", s.message());
+        ShardInfo info = shard.ready() ? shard.info() : null;
+        if (info != null) { // which kernels compute the loaded shard
+            b.withData("backend", info.getBackend()).withData("isa", info.getIsa());
+        }
+        return b.build();
     }
 }

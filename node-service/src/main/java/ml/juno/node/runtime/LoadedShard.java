@@ -95,7 +95,7 @@ final class LoadedShard implements AutoCloseable {
                     .setEmbedding(s.dim).setVocab(model.config().dims().vocab())
                     .setWeightBytes(model.weightBytes()).setKvBytes(session.kvBytes())
                     .setMemoryUsedBytes(used).setMemoryFreeBytes(rt.maxMemory() - used)
-                    .setBackend(model.backend().getClass().getSimpleName())
+                    .setBackend(model.backend().kind()).setIsa(model.backend().isa())
                     .setLoadMillis((System.nanoTime() - t0) / 1_000_000)
                     .build();
             return s;

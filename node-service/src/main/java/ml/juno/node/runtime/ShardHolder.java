@@ -64,7 +64,8 @@ public class ShardHolder {
                 LoadedShard s = LoadedShard.load(request, nodeId);
                 shard = s;
                 state.set(new State(ShardState.SHARD_STATE_READY, "serving " + describe(s.info())));
-                LOG.infof("loaded %s in %d ms", describe(s.info()), s.info().getLoadMillis());
+                LOG.infof("loaded %s in %d ms; backend %s (%s)", describe(s.info()), s.info().getLoadMillis(),
+                        s.info().getBackend(), s.info().getIsa());
                 return s.info();
             } catch (Exception | OutOfMemoryError e) {
                 String why = "cannot load " + request.getModelPath() + ": " + (e.getMessage() != null ? e.getMessage() : e.toString());
