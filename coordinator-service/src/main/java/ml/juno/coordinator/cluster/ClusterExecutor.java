@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import ml.juno.coordinator.engine.BackendInfo;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.ExecutorFactory;
 import ml.juno.coordinator.engine.InferenceEngine;
@@ -27,6 +28,7 @@ import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.NodeStatus;
 import ml.juno.node.v1.ReducePart;
 import ml.juno.node.v1.ReduceResult;
+import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;
 import ml.juno.node.v1.StepBatch;
 import ml.juno.node.v1.StepOutput;
@@ -169,10 +171,29 @@ public final class ClusterExecutor implements ManagedExecutor {
         var info = link.load(request(link.index), config.deadlines().load());
         link.openStream();
         link.markUp();
-        LOG.infof("node %s serves %s (%d MB weights, %d MB KV, loaded in %d ms)", link.address,
+        LOG.infof("node %s serves %s (%d MB weights, %d MB KV, loaded in %d ms; backend %s)", link.address,
                 info.getWorldSize() > 1 ? "tensor slice " + info.getTensorRank() + "/" + info.getWorldSize()
                         : "layers [" + info.getFirstLayer() + ", " + info.getEndLayer() + ")",
-                info.getWeightBytes() >> 20, info.getKvBytes() >> 20, info.getLoadMillis());
+                info.getWeightBytes() >> 20, info.getKvBytes() >> 20, info.getLoadMillis(), nodeBackend(info));
+    }
+
+    /** The nodes' backends as one (each distinct kind and isa once); unknown until a shard is loaded. */
+    @Override
+    public BackendInfo backend() {
+        List<BackendInfo> parts = new ArrayList<>();
+        for (NodeLink l : links) {
+            ShardInfo s = l.shard;
+            if (s != null) {
+                parts.add(nodeBackend(s));
+            }
+        }
+        return BackendInfo.combine(parts);
+    }
+
+    /** What a node reported for its shard; a node that does not say (an older build) is unknown. */
+    static BackendInfo nodeBackend(ShardInfo s) {
+        return s.getBackend().isEmpty() ? BackendInfo.UNKNOWN
+                : new BackendInfo(s.getBackend(), s.getIsa().isEmpty() ? "unknown" : s.getIsa());
     }
 
     @Override

@@ -191,6 +191,11 @@ public final class InferenceEngine implements AutoCloseable {
         return info;
     }
 
+    /** The kernels computing this engine's steps: in process, or the nodes' (each distinct kind once). */
+    public BackendInfo backend() {
+        return executor.backend();
+    }
+
     public EngineConfig config() {
         return config;
     }

@@ -50,6 +50,12 @@ public final class LocalExecutor implements ManagedExecutor {
         Arrays.fill(slotStep, -1);
     }
 
+    /** The session's backend: native or java kernels, and their instruction set. */
+    @Override
+    public BackendInfo backend() {
+        return BackendInfo.of(session.backend());
+    }
+
     /** Raw logits of each token-producing row go to {@code o} too ({@code null}: none; the default). */
     @Override
     public void observeLogits(LogitsObserver o) {

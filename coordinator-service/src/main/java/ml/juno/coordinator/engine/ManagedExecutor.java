@@ -33,6 +33,11 @@ public interface ManagedExecutor extends Executor, AutoCloseable {
         return 0;
     }
 
+    /** The kernels that compute the steps (in process, or on the nodes); {@link BackendInfo#UNKNOWN} until known. */
+    default BackendInfo backend() {
+        return BackendInfo.UNKNOWN;
+    }
+
     @Override
     void close();
 }

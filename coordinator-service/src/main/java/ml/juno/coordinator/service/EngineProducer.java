@@ -66,7 +66,8 @@ public class EngineProducer {
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));
             state = "ready";
-            LOG.infof("model %s loaded in %d ms (%s)", engine.modelId(), (System.nanoTime() - t0) / 1_000_000, engine.info());
+            LOG.infof("model %s loaded in %d ms (%s); backend %s", engine.modelId(), (System.nanoTime() - t0) / 1_000_000,
+                    engine.info(), engine.backend());
         } catch (IOException | RuntimeException e) {
             state = "model failed to load: " + e.getMessage();
             LOG.error(state, e);

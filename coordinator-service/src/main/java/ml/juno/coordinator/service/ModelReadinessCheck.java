@@ -1,11 +1,12 @@
 package ml.juno.coordinator.service;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import ml.juno.coordinator.engine.BackendInfo;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
-/** {@code /q/health/ready}: UP once the model is loaded and the engine runs; DOWN says why not. */
+/** {@code /q/health/ready}: UP once the model is loaded and the engine runs (data: model, context, backend, isa); DOWN says why not. */
 @Readiness
 @ApplicationScoped
 public class ModelReadinessCheck implements HealthCheck {
@@ -20,7 +21,11 @@ public class ModelReadinessCheck implements HealthCheck {
     public HealthCheckResponse call() {
         var builder = HealthCheckResponse.named("model");
         return engines.current()
-                .map(m -> builder.up().withData("model", m.id()).withData("context_length", m.engine().info().contextLength()).build())
+                .map(m -> {
+                    BackendInfo backend = m.engine().backend(); // in process, or the nodes'
+                    return builder.up().withData("model", m.id()).withData("context_length", m.engine().info().contextLength())
+                            .withData("backend", backend.kind()).withData("isa", backend.isa()).build();
+                })
                 .orElseGet(() -> builder.down().withData("state", engines.state()).build());
     }
 }

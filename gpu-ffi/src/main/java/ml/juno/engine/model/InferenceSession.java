@@ -54,6 +54,11 @@ public final class InferenceSession implements AutoCloseable {
         return context;
     }
 
+    /** The model's backend, which runs this session's steps. */
+    public Backend backend() {
+        return backend;
+    }
+
     public int maxBatch() {
         return state.capacity;
     }
