@@ -13,6 +13,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import ml.juno.coordinator.engine.BackendInfo;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.TokenSink;
@@ -44,7 +45,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure speed llama-bench style: pp<P> and tg<N> tokens/s (mean ± stddev over reps), model bytes and decode GB/s.",
-                "With --concurrency 1,4,8,16: N concurrent requests of -p prompt / -n new tokens (default 32/32) through the scheduler; aggregate tok/s and TTFT per level."})
+                "With --concurrency 1,4,8,16: N concurrent requests of -p prompt / -n new tokens (default 32/32) through the scheduler; aggregate tok/s and TTFT per level.",
+                "Both say which kernels ran: a line 'backend: native (avx512vnni)', or \"backend\" and \"isa\" with --json."})
 final class BenchCommand implements Callable<Integer> {
 
     @Spec
@@ -52,6 +54,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     ModelOption model;
+
+    @Mixin
+    BackendOption backend = new BackendOption();
 
     @Option(names = {"-t", "--threads"}, defaultValue = "0", description = "Compute threads (default: all cores).")
     int threads;
@@ -82,6 +87,7 @@ final class BenchCommand implements Callable<Integer> {
         if (reps < 1) {
             throw new CliException("-r must be at least 1, got " + reps);
         }
+        backend.applyToThisJvm();
         if (concurrency != null) {
             return concurrent(path, kv, t, prompt != null ? prompt : 32, gen != null ? gen : 32);
         }
@@ -107,6 +113,7 @@ final class BenchCommand implements Callable<Integer> {
             BenchResult pp;
             BenchResult tg;
             long stepBytes;
+            BackendInfo ran;
             try (Model m = load(file, new EngineOptions(t, Math.max(p, n), kv, Math.min(p, 512), 1));
                  InferenceSession s = m.newSession()) {
                 if (Math.max(p, n) > s.contextLength()) {
@@ -116,6 +123,7 @@ final class BenchCommand implements Callable<Integer> {
                 pp = bench.pp(p, reps);
                 tg = bench.tg(n, reps);
                 stepBytes = m.weightBytes();
+                ran = BackendInfo.of(m.backend());
             }
             double bandwidth = BandwidthProbe.measure(t);
             double bound = bandwidth / stepBytes;
@@ -134,6 +142,8 @@ final class BenchCommand implements Callable<Integer> {
                 o.put("pp_tokens", p);
                 o.put("tg_tokens", n);
                 o.put("reps", reps);
+                o.put("backend", ran.kind());
+                o.put("isa", ran.isa());
                 out.println(new ObjectMapper().writeValueAsString(o));
             } else {
                 String name = path.getFileName().toString().replaceFirst("\\.gguf$", "");
@@ -146,6 +156,7 @@ final class BenchCommand implements Callable<Integer> {
                 out.println(String.format(Locale.ROOT,
                         "tg reads %.1f MiB of weights per token: %.2f GB/s; memory read bandwidth ≈ %.1f GB/s (%d threads) → bound ≈ %.1f tok/s",
                         stepBytes / 1048576.0, tg.gbPerSecond(), bandwidth / 1e9, t, bound));
+                out.println("backend: " + ran);
             }
             out.flush();
             return 0;
@@ -201,7 +212,9 @@ final class BenchCommand implements Callable<Integer> {
         EngineConfig config = new EngineConfig(path, t, p + n, kv, 0, max, Math.max(512, max), max);
         PrintWriter out = spec.commandLine().getOut();
         List<Level> levels = new ArrayList<>();
+        BackendInfo ran;
         try (InferenceEngine engine = InferenceEngine.open(config)) {
+            ran = engine.backend();
             if (p + n > engine.info().contextLength()) {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());
             }
@@ -220,6 +233,8 @@ final class BenchCommand implements Callable<Integer> {
             o.put("threads", t);
             o.put("pp_tokens", p);
             o.put("tg_tokens", n);
+            o.put("backend", ran.kind());
+            o.put("isa", ran.isa());
             ArrayNode runs = o.putArray("runs");
             for (Level l : levels) {
                 runs.addObject().put("concurrency", l.concurrency()).put("tg_tps", l.tgTps()).put("ttft_ms", l.ttftMs())
@@ -233,6 +248,7 @@ final class BenchCommand implements Callable<Integer> {
             for (Level l : levels) {
                 out.println(String.format(Locale.ROOT, "| %d | %.2f | %.1f | %.2f |", l.concurrency(), l.tgTps(), l.ttftMs(), l.wallTps()));
             }
+            out.println("backend: " + ran);
         }
         out.flush();
         return 0;

@@ -37,6 +37,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     JfrOptions jfr = new JfrOptions();
 
+    @Mixin
+    BackendOption backend = new BackendOption();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -64,6 +67,7 @@ final class ClusterCommand implements Callable<Integer> {
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
         Path modelPath = model.resolve().toAbsolutePath();
+        Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
         Files.createDirectories(logDir);
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];
@@ -79,7 +83,7 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
         for (int i = 0; i < nodes; i++) {
-            superviseNode(nodeApp, i, ports[i]);
+            superviseNode(nodeApp, i, ports[i], backendProps);
         }
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") in every JVM: " + jfr.file("coordinator") + ", " + jfr.file("node-0") + ", …");
@@ -103,19 +107,26 @@ final class ClusterCommand implements Callable<Integer> {
         }
     }
 
-    /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
-    private void superviseNode(Path app, int i, int port) throws IOException {
+    /** The system properties of node {@code i}'s JVM: its port, name, our pid, and {@code --backend} when given. */
+    static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps) {
         Map<String, String> props = new LinkedHashMap<>();
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", "127.0.0.1");
         props.put("juno.node.id", "node-" + i);
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
+        props.putAll(backendProps);
+        return props;
+    }
+
+    /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
+    private void superviseNode(Path app, int i, int port, Map<String, String> backendProps) throws IOException {
+        Map<String, String> props = nodeProperties(i, port, backendProps);
         Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i));
         p.onExit().thenRun(() -> {
             if (!stopping) {
                 spec.commandLine().getErr().println("juno: node-" + i + " exited with " + p.exitValue() + "; restarting it");
                 try {
-                    superviseNode(app, i, port);
+                    superviseNode(app, i, port, backendProps);
                 } catch (IOException e) {
                     spec.commandLine().getErr().println("juno: cannot restart node-" + i + ": " + e.getMessage());
                 }

@@ -40,6 +40,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     ModelOption model;
 
+    @Mixin
+    BackendOption backend = new BackendOption();
+
     @Option(names = {"--prompt", "-p"}, required = true, paramLabel = "TEXT", description = "The prompt (BOS added when the model asks for it).")
     String prompt;
 
@@ -85,6 +88,7 @@ final class GenerateCommand implements Callable<Integer> {
             throw new CliException("--top-logits must be >= 0, got " + topLogits);
         }
         SamplingParams sampling = sampling();
+        backend.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
         try (InferenceEngine engine = InferenceEngine.open(config)) {

@@ -39,6 +39,9 @@ final class LocalCommand implements Callable<Integer> {
     Integer maxQueue;
 
     @Mixin
+    BackendOption backend = new BackendOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Override
@@ -72,6 +75,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("quarkus.http.host", host);
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
+        props.putAll(backend.properties());
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code juno node}: one node process serving one shard over gRPC (what systemd and compose start). */
@@ -20,8 +21,17 @@ final class NodeCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "${env:JUNO_NODE_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
     String host;
 
+    @Mixin
+    BackendOption backend = new BackendOption();
+
     @Override
     public Integer call() {
+        Map<String, String> props = properties();
+        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().nodeApp()), props);
+    }
+
+    /** The system properties the node app is started with. */
+    Map<String, String> properties() {
         if (port < 1 || port > 65535) {
             throw new CliException("--port must be in 1..65535, got " + port);
         }
@@ -29,6 +39,7 @@ final class NodeCommand implements Callable<Integer> {
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", host);
         props.put("juno.node.id", nodeId);
-        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().nodeApp()), props);
+        props.putAll(backend.properties());
+        return props;
     }
 }

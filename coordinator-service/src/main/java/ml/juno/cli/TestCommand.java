@@ -42,6 +42,9 @@ final class TestCommand implements Callable<Integer> {
     @Mixin
     ModelOption model = new ModelOption();
 
+    @Mixin
+    BackendOption backend = new BackendOption();
+
     @Option(names = "--nodes", defaultValue = "2", description = "Node processes per cluster (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -71,6 +74,7 @@ final class TestCommand implements Callable<Integer> {
         }
         out = spec.commandLine().getOut();
         Path modelPath = model.resolve().toAbsolutePath();
+        backend.args(); // a bad JUNO_BACKEND is an error before any cluster starts
         Files.createDirectories(logDir);
         for (String p : parallelisms) {
             String reference;
@@ -164,6 +168,22 @@ final class TestCommand implements Callable<Integer> {
         return JSON.readTree(r.body());
     }
 
+    /** The {@code juno cluster} child's command line; {@code --backend} goes on to it (and so to its nodes) when given. */
+    List<String> clusterCommand(Path model, String parallelism, String dtype, int port, Path logs) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(AppProcess.javaExecutable());
+        cmd.addAll(AppProcess.JVM_FLAGS);
+        String home = System.getProperty("juno.home");
+        if (home != null) {
+            cmd.add("-Djuno.home=" + home);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName(), "cluster",
+                "--model-path", model.toString(), "--nodes", Integer.toString(nodes), "--pType", parallelism,
+                "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString()));
+        cmd.addAll(backend.args());
+        return cmd;
+    }
+
     private static String quote(String s) {
         String one = s.replace('\n', ' ');
         return "\"" + (one.length() > 70 ? one.substring(0, 70) + "…" : one) + "\"";
@@ -184,16 +204,7 @@ final class TestCommand implements Callable<Integer> {
             int port = LoopbackPorts.pick();
             Path logs = t.logDir.resolve(parallelism + "-" + dtype.toLowerCase());
             Files.createDirectories(logs);
-            List<String> cmd = new ArrayList<>();
-            cmd.add(AppProcess.javaExecutable());
-            cmd.addAll(AppProcess.JVM_FLAGS);
-            String home = System.getProperty("juno.home");
-            if (home != null) {
-                cmd.add("-Djuno.home=" + home);
-            }
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName(), "cluster",
-                    "--model-path", model.toString(), "--nodes", Integer.toString(t.nodes), "--pType", parallelism,
-                    "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString()));
+            List<String> cmd = t.clusterCommand(model, parallelism, dtype, port, logs);
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve("cluster.log").toFile())).start();
             Cluster c = new Cluster(p, port);
@@ -212,6 +223,13 @@ final class TestCommand implements Callable<Integer> {
                         HttpResponse<String> m = t.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/models"))
                                 .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
                         c.modelId = JSON.readTree(m.body()).path("data").path(0).path("id").asText();
+                        for (JsonNode check : JSON.readTree(r.body()).path("checks")) {
+                            if (check.path("name").asText().equals("model")) {
+                                t.out.printf("...... ready; the nodes compute on backend %s (%s)%n", check.path("data").path("backend").asText("?"),
+                                        check.path("data").path("isa").asText("?"));
+                                t.out.flush();
+                            }
+                        }
                         return c;
                     }
                 } catch (IOException notYet) {

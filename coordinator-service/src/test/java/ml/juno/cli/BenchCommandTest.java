@@ -5,9 +5,31 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import ml.juno.engine.kernel.cpu.CpuBackend;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class BenchCommandTest {
+
+    private String backendBefore;
+
+    @BeforeEach
+    void remember() {
+        backendBefore = System.getProperty(BackendOption.PROPERTY);
+    }
+
+    /** --backend sets juno.backend in this JVM, as it would in the CLI's; put back what was there. */
+    @AfterEach
+    void restore() {
+        BackendOptionTest.restoreBackendProperty(backendBefore);
+    }
 
     @Test
     void json_reportsPromptAndGenerationSpeed_modelBytesAndBandwidth() throws Exception {
@@ -21,6 +43,62 @@ class BenchCommandTest {
         assertTrue(o.get("pp_stddev").asDouble() >= 0 && o.get("tg_stddev").asDouble() >= 0);
         assertEquals(1171200, o.get("model_bytes").asLong()); // the tensors of stories260K.gguf
         assertEquals(1, o.get("threads").asInt());
+        String[] auto = BackendOptionTest.expected(CpuBackend.requestedKind());
+        assertEquals(auto[0], o.path("backend").asText(), "which kernels ran, in " + o);
+        assertEquals(auto[1], o.path("isa").asText(), o.toString());
+    }
+
+    @Test
+    void backendJava_runsAndReportsTheJavaKernels_inJsonAndText() throws Exception {
+        JunoCliTest.Run r = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "8", "-n", "4",
+                "-r", "1", "--backend", "java", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        String[] java = BackendOptionTest.expected(CpuBackend.Kind.JAVA);
+        assertEquals("java", o.path("backend").asText(), o.toString());
+        assertEquals(java[1], o.path("isa").asText(), o.toString());
+
+        JunoCliTest.Run text = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "8", "-n", "4",
+                "-r", "1", "--backend", "java");
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().lines().anyMatch(l -> l.equals("backend: java (" + java[1] + ")")), text.out());
+    }
+
+    @Test
+    void backendNative_runsWhereverItIsAsked_nativeWhereTheLibraryLoads_elseJava() throws Exception {
+        JunoCliTest.Run r = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "8", "-n", "4",
+                "-r", "1", "--backend", "native", "--json");
+        assertEquals(0, r.code(), "never a crash: " + r.err());
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        String[] nat = BackendOptionTest.expected(CpuBackend.Kind.NATIVE);
+        assertEquals(nat[0], o.path("backend").asText(), o.toString());
+        assertEquals(nat[1], o.path("isa").asText(), o.toString());
+    }
+
+    /**
+     * As {@code ./juno bench --backend native} on a machine where the library cannot load (here: a library file that is
+     * not there): a JVM of its own, since the native library loads once per JVM. It runs on Java, and says so once.
+     */
+    @Test
+    void backendNative_whereTheLibraryCannotLoad_runsOnJava_withOneLogLine(@TempDir Path dir) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(AppProcess.javaExecutable());
+        cmd.addAll(AppProcess.JVM_FLAGS);
+        cmd.addAll(List.of("-Djuno.native.library=" + dir.resolve("no-such-libjunocpu.so"), "-cp", System.getProperty("java.class.path"),
+                Juno.class.getName(), "bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "4", "-n", "2", "-r", "1",
+                "--backend", "native", "--json"));
+        Path out = dir.resolve("out.txt");
+        Path err = dir.resolve("err.txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "bench did not finish");
+        String stderr = Files.readString(err);
+        assertEquals(0, p.exitValue(), stderr);
+        JsonNode o = new ObjectMapper().readTree(Files.readString(out));
+        assertEquals("java", o.path("backend").asText(), o.toString());
+        assertEquals(BackendOptionTest.expected(CpuBackend.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
+        long lines = stderr.lines().filter(l -> l.contains("Juno backend:")).count();
+        assertEquals(1, lines, stderr);
+        assertTrue(stderr.contains("Juno backend: java, native kernels unavailable: cannot load the native library"), stderr);
     }
 
     @Test
@@ -36,6 +114,24 @@ class BenchCommandTest {
             assertTrue(run.get("tg_tps").asDouble() > 0, run.toString());
             assertTrue(run.get("ttft_ms").asDouble() > 0, run.toString());
         }
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        String[] auto = BackendOptionTest.expected(CpuBackend.requestedKind());
+        assertEquals(auto[0], o.path("backend").asText(), o.toString());
+        assertEquals(auto[1], o.path("isa").asText(), o.toString());
+    }
+
+    @Test
+    void concurrency_withBackendJava_reportsJava_inJsonAndText() throws Exception {
+        JunoCliTest.Run r = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "4", "-n", "3",
+                "--concurrency", "2", "--backend", "java", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        assertEquals("java", o.path("backend").asText(), o.toString());
+        assertEquals(BackendOptionTest.expected(CpuBackend.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
+        JunoCliTest.Run text = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "4", "-n", "3",
+                "--concurrency", "2", "--backend", "java");
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().lines().anyMatch(l -> l.startsWith("backend: java (vector")), text.out());
     }
 
     @Test
