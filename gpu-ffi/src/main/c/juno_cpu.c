@@ -221,6 +221,26 @@ static void quantize_q8_k(const float *x, int64_t n, juno_xqk *y, int pair) {
     }
 }
 
+/*
+ * For Q4_K/Q5_K, after the batch's blocks: every sum of 32 of super-block b of activation row c as a float at
+ * [(8b + j)*bpad + c] and its scale d at [8*nb*bpad + b*bpad + c] (bpad = the batch rounded up to 16, padding 0),
+ * so that the min terms of 16 activation rows take one vector (QuantActivations.sumsByRow in the Java backend).
+ */
+AI int64_t bpad16(int64_t batch) { return (batch + 15) & ~(int64_t)15; }
+
+static void sums_by_row(const juno_xqk *x, int64_t batch, int64_t nb) {
+    int64_t bp = bpad16(batch);
+    float *t = (float *)(x + batch * nb);
+    memset(t, 0, (size_t)(nb * 9 * bp) * sizeof(float));
+    for (int64_t c = 0; c < batch; c++) {
+        for (int64_t b = 0; b < nb; b++) {
+            const juno_xqk *xb = x + c * nb + b;
+            for (int j = 0; j < 8; j++) t[(8 * b + j) * bp + c] = (float)(xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+            t[8 * nb * bp + b * bp + c] = xb->d;
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- 32-element block types (Q8_0 activations) */
 
 /* One weight block: 32 quants in pair order (signed for Q4_0/Q5_0/Q8_0, unsigned for Q4_1/Q5_1), scale, min. */
@@ -710,6 +730,385 @@ DEF_FLOAT_ROWS(f32, JUNO_F32)
 DEF_FLOAT_ROWS(f16, JUNO_F16)
 DEF_FLOAT_ROWS(bf16, JUNO_BF16)
 
+/* ---------------------------------------------------------------- AVX-512: two weight rows per 512-bit register */
+#if defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define JUNO_ZMM 1
+/*
+ * The same integers and float steps as the 256-bit tiles, two weight rows at a time: the low 256 bits hold row r's
+ * eight lanes, the high 256 bits row r+1's, so every lane computes exactly what the 256-bit code does (and the Java
+ * backend) with half the instructions. ZP row pairs x ZC activation rows per tile.
+ */
+#define ZP 2
+#define ZC 4
+
+AI __m512i pair_order_z(__m512i v) {
+    const __m512i shuf = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
+    return _mm512_shuffle_epi8(_mm512_permutex_epi64(v, 0xD8), shuf);
+}
+
+/* 32 bytes of row a in the low half, 32 of row b in the high half. */
+AI __m512i load2(const uint8_t *a, const uint8_t *b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+                              _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+/* 32 activation bytes in both halves. */
+AI __m512i bcast32(const int8_t *p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)p)); }
+
+/* A float for each half. */
+AI __m512 halves_ps(float a, float b) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(a)), _mm256_set1_ps(b), 1);
+}
+
+AI float hsum8_lo(__m512 v) { return hsum8(_mm512_castps512_ps256(v)); }
+AI float hsum8_hi(__m512 v) { return hsum8(_mm512_extractf32x8_ps(v, 1)); }
+
+/* The packed 6-bit scales and mins of a Q4_K/Q5_K super-block as eight bytes each (QuantDot.scalesK4/minsK4). */
+AI void k4_bytes(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
+    uint32_t u0 = rd32(q), u1 = rd32(q + 4), u2 = rd32(q + 8);
+    uint32_t slo = u0 & 0x3f3f3f3fu, mlo = u1 & 0x3f3f3f3fu;
+    uint32_t shi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
+    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    *sc = slo | (uint64_t)shi << 32;
+    *mn = mlo | (uint64_t)mhi << 32;
+}
+
+/* Eight mins, each twice, as 16-bit lanes (madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1) per lane j). */
+AI __m256i mins_dup8(uint64_t mn) {
+    __m128i v = _mm_cvtsi64_si128((long long)mn);
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
+}
+
+/*
+ * The min terms of weight rows [0, nr) with every activation row, as QuantDot.kCorrections: per super-block, for 16
+ * activation rows at once, ms = sum_j m_j * S_j (exact integers in floats), then corr += (dmin * d_x) * ms.
+ * corr[r*bp + c]; MOFF and BYTES: where the 12 scale bytes start and the block size (Q4_K 4/144, Q5_K 4/176).
+ */
+static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
+                           float *corr) {
+    const float *dt = t + 8 * nb * bp;
+    for (int r = 0; r < nr; r++) {
+        for (int64_t c0 = 0; c0 < bp; c0 += 16) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + r * stride + b * bytes;
+                uint64_t sc, mn;
+                k4_bytes(blk + 4, &sc, &mn);
+                const float *tb = t + 8 * b * bp + c0;
+                __m512 ms = _mm512_mul_ps(_mm512_loadu_ps(tb), _mm512_set1_ps((float)(mn & 0xFF)));
+                for (int j = 1; j < 8; j++) {
+                    ms = _mm512_fmadd_ps(_mm512_loadu_ps(tb + j * bp), _mm512_set1_ps((float)((mn >> (8 * j)) & 0xFF)), ms);
+                }
+                __m512 dd = _mm512_mul_ps(_mm512_set1_ps(f16_to_f32(rd16(blk + 2))), _mm512_loadu_ps(dt + b * bp + c0));
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(dd, ms));
+            }
+            _mm512_storeu_ps(corr + r * bp + c0, acc);
+        }
+    }
+}
+
+AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int np, int nc,
+                   float *out, int64_t ldo, const float *corr, int64_t bp) {
+    __m512 acc[ZP][ZC];
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i hi8 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(8), 1);
+    /* without corr (few activation rows): the min terms per (row, activation), in the same float steps */
+    float own[2 * ZP][ZC];
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
+        acc[p][c] = _mm512_setzero_ps();
+        own[2 * p][c] = own[2 * p + 1][c] = 0.0f;
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        __m512 dpair[ZP];
+        __m512i scv[ZP];
+        __m256i mdup[2 * ZP];
+        float dmin[2 * ZP];
+        UNROLL for (int p = 0; p < np; p++) {
+            const uint8_t *ba = w + 2 * p * stride + b * 144, *bb = ba + stride;
+            prefetch_row(ba, 144);
+            prefetch_row(bb, 144);
+            uint64_t sa, ma, sb, mb;
+            k4_bytes(ba + 4, &sa, &ma);
+            k4_bytes(bb + 4, &sb, &mb);
+            dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));
+            scv[p] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_set_epi64x((long long)sb, (long long)sa)));
+            if (!corr) {
+                mdup[2 * p] = mins_dup8(ma);
+                mdup[2 * p + 1] = mins_dup8(mb);
+                dmin[2 * p] = f16_to_f32(rd16(ba + 2));
+                dmin[2 * p + 1] = f16_to_f32(rd16(bb + 2));
+            }
+        }
+        __m512i lanes[ZP][ZC];
+        UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) lanes[p][c] = _mm512_setzero_si512();
+        for (int k = 0; k < 4; k++) {
+            __m512i w0[ZP], w1[ZP], s0[ZP], s1[ZP];
+            const __m512i i0 = _mm512_add_epi16(_mm512_set1_epi16((short)(2 * k)), hi8);
+            const __m512i i1 = _mm512_add_epi16(_mm512_set1_epi16((short)(2 * k + 1)), hi8);
+            UNROLL for (int p = 0; p < np; p++) {
+                const uint8_t *ba = w + 2 * p * stride + b * 144 + 16 + 32 * k;
+                __m512i raw = pair_order_z(load2(ba, ba + stride));
+                w0[p] = _mm512_and_si512(raw, m4);
+                w1[p] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+                s0[p] = _mm512_permutexvar_epi16(i0, scv[p]);
+                s1[p] = _mm512_permutexvar_epi16(i1, scv[p]);
+            }
+            UNROLL for (int c = 0; c < nc; c++) {
+                const int8_t *q = x[c * xs + b].q + 64 * k;
+                __m512i y0 = bcast32(q), y1 = bcast32(q + 32);
+                UNROLL for (int p = 0; p < np; p++) {
+                    lanes[p][c] = _mm512_dpwssd_epi32(lanes[p][c], _mm512_maddubs_epi16(w0[p], y0), s0[p]);
+                    lanes[p][c] = _mm512_dpwssd_epi32(lanes[p][c], _mm512_maddubs_epi16(w1[p], y1), s1[p]);
+                }
+            }
+        }
+        UNROLL for (int c = 0; c < nc; c++) {
+            const juno_xqk *xb = x + c * xs + b;
+            __m512 dx = _mm512_set1_ps(xb->d);
+            UNROLL for (int p = 0; p < np; p++) {
+                acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes[p][c]), _mm512_mul_ps(dpair[p], dx), acc[p][c]);
+                if (!corr) {
+                    __m256i bs = _mm256_loadu_si256((const __m256i *)xb->bsums);
+                    UNROLL for (int h = 0; h < 2; h++) {
+                        int32_t msum = hsum_i32(_mm256_madd_epi16(bs, mdup[2 * p + h]));
+                        own[2 * p + h][c] += dmin[2 * p + h] * xb->d * (float)msum;
+                    }
+                }
+            }
+        }
+    }
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
+        out[c * ldo + 2 * p] = hsum8_lo(acc[p][c]) - (corr ? corr[2 * p * bp + c] : own[2 * p][c]);
+        out[c * ldo + 2 * p + 1] = hsum8_hi(acc[p][c]) - (corr ? corr[(2 * p + 1) * bp + c] : own[2 * p + 1][c]);
+    }
+}
+
+AI void q6_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int np, int nc,
+                   float *out, int64_t ldo) {
+    __m512 acc[ZP][ZC];
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(3);
+    /* word index pattern: quarters take scale 2g, 2g+1 of row a, then of row b (16 words each in scv) */
+    const __m512i qidx = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_set_m128i(_mm_set1_epi16(1), _mm_set1_epi16(0))),
+        _mm256_set_m128i(_mm_set1_epi16(17), _mm_set1_epi16(16)), 1);
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) acc[p][c] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        __m512 dpair[ZP];
+        __m512i scv[ZP];
+        __m512i lanes[ZP][ZC];
+        UNROLL for (int p = 0; p < np; p++) {
+            const uint8_t *ba = w + 2 * p * stride + b * 210, *bb = ba + stride;
+            prefetch_row(ba, 210);
+            prefetch_row(bb, 210);
+            dpair[p] = halves_ps(f16_to_f32(rd16(ba + 208)), f16_to_f32(rd16(bb + 208)));
+            /* the 16 scales of row a, then row b, as 32 signed 16-bit lanes */
+            scv[p] = _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_loadu_si128((const __m128i *)(bb + 192)),
+                                                          _mm_loadu_si128((const __m128i *)(ba + 192))));
+            /* for the offset: row a's 16 scales are the low half of scv, row b's the high half */
+            __m512i sc16 = scv[p];
+            UNROLL for (int c = 0; c < nc; c++) {
+                __m512i bs = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x[c * xs + b].bsums));
+                lanes[p][c] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_madd_epi16(bs, sc16), 5));
+            }
+        }
+        for (int n = 0; n < 2; n++) {
+            for (int k = 0; k < 4; k++) {
+                int g = 4 * n + k;
+                __m512i u[ZP], sp[ZP];
+                const __m512i idx = _mm512_add_epi16(qidx, _mm512_set1_epi16((short)(2 * g)));
+                UNROLL for (int p = 0; p < np; p++) {
+                    const uint8_t *ba = w + 2 * p * stride + b * 210;
+                    const uint8_t *ql = ba + 64 * n + 32 * (k & 1), *qh = ba + 128 + 32 * n;
+                    __m512i l = load2(ql, ql + stride);
+                    __m512i h = load2(qh, qh + stride);
+                    __m512i lo = (k >> 1) ? _mm512_srli_epi16(l, 4) : l;
+                    u[p] = _mm512_or_si512(_mm512_and_si512(lo, m4),
+                                           _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, 2 * k), m3), 4));
+                    sp[p] = _mm512_permutexvar_epi16(idx, scv[p]);
+                }
+                UNROLL for (int c = 0; c < nc; c++) {
+                    __m512i y = bcast32(x[c * xs + b].q + 32 * g);
+                    UNROLL for (int p = 0; p < np; p++) {
+                        lanes[p][c] = _mm512_dpwssd_epi32(lanes[p][c], _mm512_maddubs_epi16(u[p], y), sp[p]);
+                    }
+                }
+            }
+        }
+        UNROLL for (int c = 0; c < nc; c++) {
+            __m512 dx = _mm512_set1_ps(x[c * xs + b].d);
+            UNROLL for (int p = 0; p < np; p++) {
+                acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes[p][c]), _mm512_mul_ps(dpair[p], dx), acc[p][c]);
+            }
+        }
+    }
+    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
+        out[c * ldo + 2 * p] = hsum8_lo(acc[p][c]);
+        out[c * ldo + 2 * p + 1] = hsum8_hi(acc[p][c]);
+    }
+}
+
+/* Legacy blocks of two rows: 32 quants each in pair order, signed. */
+AI __m512i q8_0_pair(const uint8_t *a, const uint8_t *b) { return pair_order_z(load2(a + 2, b + 2)); }
+
+AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i v = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(b + 2)), _mm_loadu_si128((const __m128i *)(a + 2)));
+    __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    /* per 128-bit lane (row): unpacklo = lanes 0..3, unpackhi = lanes 4..7 */
+    __m512i q = _mm512_permutex2var_epi64(_mm512_castsi256_si512(_mm256_unpacklo_epi16(lo, hi)),
+                                          _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                                          _mm512_castsi256_si512(_mm256_unpackhi_epi16(lo, hi)));
+    return _mm512_sub_epi8(q, _mm512_set1_epi8(8));
+}
+
+#define DEF_LEGACY_Z(NAME, BYTES, PAIR)                                                                                \
+    AI void NAME##_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xq8 *x, int64_t xs, int np, int nc, \
+                         float *out, int64_t ldo) {                                                                    \
+        __m512 acc[ZP][ZC];                                                                                            \
+        UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) acc[p][c] = _mm512_setzero_ps();       \
+        for (int64_t b = 0; b < nb; b++) {                                                                             \
+            __m512i q[ZP], u[ZP];                                                                                      \
+            __m512 dpair[ZP];                                                                                          \
+            UNROLL for (int p = 0; p < np; p++) {                                                                      \
+                const uint8_t *ba = w + 2 * p * stride + b * (BYTES), *bb = ba + stride;                               \
+                _mm_prefetch((const char *)ba + PF_AHEAD, _MM_HINT_T0);                                                \
+                _mm_prefetch((const char *)bb + PF_AHEAD, _MM_HINT_T0);                                                \
+                q[p] = PAIR(ba, bb);                                                                                   \
+                u[p] = _mm512_abs_epi8(q[p]);                                                                          \
+                dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));                                      \
+            }                                                                                                          \
+            UNROLL for (int c = 0; c < nc; c++) {                                                                      \
+                const juno_xq8 *xb = x + c * xs + b;                                                                   \
+                __m512i y = bcast32(xb->q);                                                                            \
+                __m512 dx = _mm512_set1_ps(xb->d);                                                                     \
+                UNROLL for (int p = 0; p < np; p++) {                                                                  \
+                    /* sign(y, q): -y where q < 0, 0 where q == 0 */                                                   \
+                    __m512i sy = _mm512_mask_sub_epi8(y, _mm512_movepi8_mask(q[p]), _mm512_setzero_si512(), y);        \
+                    sy = _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(q[p], q[p]), sy);                                 \
+                    __m512i pd = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[p], sy);                                \
+                    acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pd), _mm512_mul_ps(dpair[p], dx), acc[p][c]);       \
+                }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+        UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {                                      \
+            out[c * ldo + 2 * p] = hsum8_lo(acc[p][c]);                                                                \
+            out[c * ldo + 2 * p + 1] = hsum8_hi(acc[p][c]);                                                            \
+        }                                                                                                              \
+    }
+
+DEF_LEGACY_Z(q4_0, 18, q4_0_pair)
+DEF_LEGACY_Z(q8_0, 34, q8_0_pair)
+
+/* Row pairs through the 512-bit tile, a last odd row through the 256-bit one (the same results). */
+#define DEF_ZROWS(NAME, XT, NBDIV)                                                                                     \
+    static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const XT *x, int64_t batch, float *out,  \
+                             int64_t ldo, int64_t r0, int64_t r1) {                                                    \
+        int64_t nb = cols / (NBDIV);                                                                                   \
+        int64_t r = r0;                                                                                                \
+        for (; r + 2 * ZP <= r1; r += 2 * ZP) {                                                                        \
+            int64_t c = 0;                                                                                             \
+            for (; c + ZC <= batch; c += ZC)                                                                           \
+                NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo);              \
+            for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo); \
+        }                                                                                                              \
+        for (; r + 2 <= r1; r += 2) {                                                                                  \
+            int64_t c = 0;                                                                                             \
+            for (; c + ZC <= batch; c += ZC)                                                                           \
+                NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo);               \
+            for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo); \
+        }                                                                                                              \
+        if (r < r1) NAME##_rows(w, stride, cols, x, batch, out, ldo, r, r1);                                           \
+    }
+
+/* Q4_K: per tile of four rows, their min terms with the whole batch first (k4_corrections), then the tiles. */
+static void q4_k_zrows(const uint8_t *w, int64_t stride, int64_t cols, const juno_xqk *x, int64_t batch, float *out,
+                       int64_t ldo, int64_t r0, int64_t r1) {
+    int64_t nb = cols / 256;
+    int64_t bp = bpad16(batch);
+    const float *t = (const float *)(x + batch * nb);
+    float corr[2 * ZP * bp];
+    int64_t r = r0;
+    for (; r + 2 <= r1;) {
+        int np = r + 2 * ZP <= r1 ? ZP : 1;
+        /* the vector min terms pay from four activation rows (TinyLlama ffn_gate, one thread: 0.36 ms per-pair vs
+           0.56 ms vector at one row) */
+        float *cr = batch >= 4 ? corr : NULL;
+        if (cr) k4_corrections(w + r * stride, stride, nb, t, bp, 2 * np, 144, corr);
+        int64_t c = 0;
+        if (np == ZP) {
+            for (; c + ZC <= batch; c += ZC)
+                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+            for (; c < batch; c++)
+                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+        } else {
+            for (; c + ZC <= batch; c += ZC)
+                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+            for (; c < batch; c++)
+                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+        }
+        r += 2 * np;
+    }
+    if (r < r1) q4_k_rows(w, stride, cols, x, batch, out, ldo, r, r1);
+}
+DEF_ZROWS(q6_k, juno_xqk, 256)
+DEF_ZROWS(q4_0, juno_xq8, 32)
+DEF_ZROWS(q8_0, juno_xq8, 32)
+
+/* F32/F16/BF16: one 16-lane accumulator per (row, activation) is CpuBackend.dot's lo/hi pair exactly. */
+AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
+    if (type == JUNO_F16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 2 * i)));
+    if (type == JUNO_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(row + 2 * i))), 16));
+    return _mm512_loadu_ps((const float *)row + i);
+}
+
+#define FZ_R 4
+#define FZ_C 4
+AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const float *x, int nr, int nc,
+                    float *out, int64_t ldo) {
+    __m512 acc[FZ_R][FZ_C];
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < cols; i += 16) {
+        __m512 wv[FZ_R];
+        UNROLL for (int r = 0; r < nr; r++) {
+            _mm_prefetch((const char *)(w + r * stride) + (type == JUNO_F32 ? 4 : 2) * i + PF_AHEAD, _MM_HINT_T0);
+            wv[r] = load_w16(type, w + r * stride, i);
+        }
+        UNROLL for (int c = 0; c < nc; c++) {
+            __m512 xv = _mm512_loadu_ps(x + c * cols + i);
+            UNROLL for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
+        }
+    }
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {
+        out[c * ldo + r] = hsum8(_mm256_add_ps(_mm512_castps512_ps256(acc[r][c]), _mm512_extractf32x8_ps(acc[r][c], 1)));
+    }
+}
+
+#define DEF_FLOAT_ZROWS(NAME, TYPE)                                                                                    \
+    static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const float *x, int64_t batch,           \
+                             float *out, int64_t ldo, int64_t r0, int64_t r1) {                                        \
+        int64_t r = r0;                                                                                                \
+        for (; r + FZ_R <= r1; r += FZ_R) {                                                                            \
+            int64_t c = 0;                                                                                             \
+            for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, FZ_R, FZ_C, out + c * ldo + r, ldo);     \
+            for (; c < batch; c++)                                                                                     \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, FZ_R, 1, out + c * ldo + r, ldo);        \
+        }                                                                                                              \
+        for (; r < r1; r++) {                                                                                          \
+            int64_t c = 0;                                                                                             \
+            for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, FZ_C, out + c * ldo + r, ldo);        \
+            for (; c < batch; c++)                                                                                     \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, 1, out + c * ldo + r, ldo);           \
+        }                                                                                                              \
+    }
+
+DEF_FLOAT_ZROWS(f32, JUNO_F32)
+DEF_FLOAT_ZROWS(f16, JUNO_F16)
+DEF_FLOAT_ZROWS(bf16, JUNO_BF16)
+#endif
+
 /* ---------------------------------------------------------------- exported entry points */
 
 /*
@@ -723,7 +1122,11 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
     case JUNO_Q4_0: case JUNO_Q4_1: case JUNO_Q5_0: case JUNO_Q5_1: case JUNO_Q8_0:
         quantize_q8_0(x, n, (juno_xq8 *)xq);
         return 0;
-    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q4_K: case JUNO_Q5_K:
+    case JUNO_Q4_K: case JUNO_Q5_K:
+        quantize_q8_k(x, n, (juno_xqk *)xq, 1);
+        sums_by_row((const juno_xqk *)xq, rows, cols / 256);
+        return 0;
+    case JUNO_Q2_K: case JUNO_Q3_K:
         quantize_q8_k(x, n, (juno_xqk *)xq, 1);
         return 0;
     case JUNO_Q6_K:
@@ -758,19 +1161,29 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
 int FN(matmul)(int type, const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
                int64_t ldo, int64_t r0, int64_t r1) {
     switch (type) {
+#ifdef JUNO_ZMM
+    case JUNO_Q4_0: q4_0_zrows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q8_0: q8_0_zrows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q4_K: q4_k_zrows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q6_K: q6_k_zrows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_F32: f32_zrows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_F16: f16_zrows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_BF16: bf16_zrows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+#else
     case JUNO_Q4_0: q4_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q4_1: q4_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q5_0: q5_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q5_1: q5_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_Q8_0: q8_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q2_K: q2_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q3_K: q3_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_Q4_K: q4_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
-    case JUNO_Q5_K: q5_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_Q6_K: q6_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_F32: f32_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_F16: f16_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
     case JUNO_BF16: bf16_rows(w, stride, cols, (const float *)xq, batch, out, ldo, r0, r1); return 0;
+#endif
+    case JUNO_Q4_1: q4_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_0: q5_0_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_1: q5_1_rows(w, stride, cols, (const juno_xq8 *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q2_K: q2_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q3_K: q3_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
+    case JUNO_Q5_K: q5_k_rows(w, stride, cols, (const juno_xqk *)xq, batch, out, ldo, r0, r1); return 0;
     default: return -1;
     }
 }

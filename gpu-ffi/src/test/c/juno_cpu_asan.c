@@ -48,7 +48,9 @@ static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     int64_t n = rows * cols;
     switch (id) {
     case JUNO_F32: case JUNO_F16: case JUNO_BF16: return n * 4;
-    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q4_K: case JUNO_Q5_K: case JUNO_Q6_K: return n / 256 * (int64_t)sizeof(juno_xqk);
+    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q6_K: return n / 256 * (int64_t)sizeof(juno_xqk);
+    case JUNO_Q4_K: case JUNO_Q5_K: /* then the sums by activation row (sums_by_row) */
+        return n / 256 * (int64_t)sizeof(juno_xqk) + cols / 256 * 9 * ((rows + 15) / 16 * 16) * 4;
     default: return n / 32 * (int64_t)sizeof(juno_xq8);
     }
 }

@@ -231,18 +231,23 @@ public final class NativeKernels {
         long n = (long) rows * cols;
         return switch (type) {
             case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> n / 32 * XQ8_BYTES;
-            case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> n / 256 * XQK_BYTES;
+            case Q2_K, Q3_K, Q6_K -> n / 256 * XQK_BYTES;
+            // then the sums of 32 and the scales by activation row (juno_cpu.c sums_by_row), rows rounded up to 16
+            case Q4_K, Q5_K -> n / 256 * XQK_BYTES + (long) cols / 256 * 9 * ((rows + 15) / 16 * 16) * Float.BYTES;
             case F32, F16, BF16 -> n * Float.BYTES;
             default -> throw new IllegalArgumentException("no native kernel for " + type);
         };
     }
 
     /**
-     * Quantizes (or rounds) activation rows {@code [row0, row0 + rows)} of {@code x} ({@code [..][cols]}) for weights of
-     * {@code type} into {@code xq} at the same rows' offset.
+     * Quantizes (or rounds) activation rows {@code [0, rows)} of {@code x} ({@code [rows][cols]}) for weights of
+     * {@code type} into {@code xq}, the layout {@link #matmul} reads for a batch of {@code rows}.
      */
     public void quantize(GgmlType type, float[] x, int row0, int rows, int cols, MemorySegment xq) {
-        if (!supports(type, cols) || row0 < 0 || rows < 0 || (long) (row0 + rows) * cols > x.length) {
+        if (row0 != 0) {
+            throw new IllegalArgumentException("activations are quantized for a whole batch (row0 " + row0 + ")");
+        }
+        if (!supports(type, cols) || rows < 0 || (long) rows * cols > x.length) {
             throw new IllegalArgumentException("bad activations: " + type + ", rows " + row0 + "+" + rows + " of " + cols
                     + " in " + x.length + " floats");
         }
