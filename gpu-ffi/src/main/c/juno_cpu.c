@@ -328,7 +328,7 @@ AI blk32 load_q8_0(const uint8_t *b) {
 #define KC 2
 #endif
 
-#define UNROLL _Pragma("GCC unroll 4")
+#define UNROLL _Pragma("GCC unroll 8")
 
 /*
  * As QuantDot.dotFloat: per block the eight integer lanes, converted and multiply-added with d_w*d_x; the lane sum;
@@ -740,6 +740,9 @@ DEF_FLOAT_ROWS(bf16, JUNO_BF16)
  */
 #define ZP 2
 #define ZC 4
+/* Batches of eight or more: one row pair x eight activation rows (each decode shared by eight, registers still fit). */
+#define ZC_WIDE 8
+#define ZC_MAX 8
 
 AI __m512i pair_order_z(__m512i v) {
     const __m512i shuf = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
@@ -809,11 +812,11 @@ static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const f
 
 AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int np, int nc,
                    float *out, int64_t ldo, const float *corr, int64_t bp) {
-    __m512 acc[ZP][ZC];
+    __m512 acc[ZP][ZC_MAX];
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i hi8 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(8), 1);
     /* without corr (few activation rows): the min terms per (row, activation), in the same float steps */
-    float own[2 * ZP][ZC];
+    float own[2 * ZP][ZC_MAX];
     UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
         acc[p][c] = _mm512_setzero_ps();
         own[2 * p][c] = own[2 * p + 1][c] = 0.0f;
@@ -839,7 +842,7 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
                 dmin[2 * p + 1] = f16_to_f32(rd16(bb + 2));
             }
         }
-        __m512i lanes[ZP][ZC];
+        __m512i lanes[ZP][ZC_MAX];
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) lanes[p][c] = _mm512_setzero_si512();
         for (int k = 0; k < 4; k++) {
             __m512i w0[ZP], w1[ZP], s0[ZP], s1[ZP];
@@ -885,7 +888,7 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
 
 AI void q6_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int np, int nc,
                    float *out, int64_t ldo) {
-    __m512 acc[ZP][ZC];
+    __m512 acc[ZP][ZC_MAX];
     const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(3);
     /* word index pattern: quarters take scale 2g, 2g+1 of row a, then of row b (16 words each in scv) */
     const __m512i qidx = _mm512_inserti64x4(
@@ -895,7 +898,7 @@ AI void q6_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
     for (int64_t b = 0; b < nb; b++) {
         __m512 dpair[ZP];
         __m512i scv[ZP];
-        __m512i lanes[ZP][ZC];
+        __m512i lanes[ZP][ZC_MAX];
         UNROLL for (int p = 0; p < np; p++) {
             const uint8_t *ba = w + 2 * p * stride + b * 210, *bb = ba + stride;
             prefetch_row(ba, 210);
@@ -947,45 +950,47 @@ AI void q6_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
     }
 }
 
-/* Legacy blocks of two rows: 32 quants each in pair order, signed. */
-AI __m512i q8_0_pair(const uint8_t *a, const uint8_t *b) { return pair_order_z(load2(a + 2, b + 2)); }
+/*
+ * Legacy blocks of two rows as unsigned quants in pair order: q + OFF (Q8_0: q ^ 0x80 = q + 128; Q4_0: the nibbles,
+ * q + 8). Each lane's product is then dpbusd(u, y) - OFF * (sum of its four activation quants): the same integer.
+ */
+AI __m512i q8_0_pair(const uint8_t *a, const uint8_t *b) {
+    return _mm512_xor_si512(pair_order_z(load2(a + 2, b + 2)), _mm512_set1_epi8((char)0x80));
+}
 
 AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i v = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(b + 2)), _mm_loadu_si128((const __m128i *)(a + 2)));
     __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
     /* per 128-bit lane (row): unpacklo = lanes 0..3, unpackhi = lanes 4..7 */
-    __m512i q = _mm512_permutex2var_epi64(_mm512_castsi256_si512(_mm256_unpacklo_epi16(lo, hi)),
-                                          _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
-                                          _mm512_castsi256_si512(_mm256_unpackhi_epi16(lo, hi)));
-    return _mm512_sub_epi8(q, _mm512_set1_epi8(8));
+    return _mm512_permutex2var_epi64(_mm512_castsi256_si512(_mm256_unpacklo_epi16(lo, hi)),
+                                     _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                                     _mm512_castsi256_si512(_mm256_unpackhi_epi16(lo, hi)));
 }
 
-#define DEF_LEGACY_Z(NAME, BYTES, PAIR)                                                                                \
+#define DEF_LEGACY_Z(NAME, BYTES, PAIR, OFF)                                                                           \
     AI void NAME##_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xq8 *x, int64_t xs, int np, int nc, \
                          float *out, int64_t ldo) {                                                                    \
-        __m512 acc[ZP][ZC];                                                                                            \
+        __m512 acc[ZP][ZC_MAX];                                                                                        \
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) acc[p][c] = _mm512_setzero_ps();       \
+        const __m512i off = _mm512_set1_epi8((char)(OFF));                                                             \
         for (int64_t b = 0; b < nb; b++) {                                                                             \
-            __m512i q[ZP], u[ZP];                                                                                      \
+            __m512i u[ZP];                                                                                             \
             __m512 dpair[ZP];                                                                                          \
             UNROLL for (int p = 0; p < np; p++) {                                                                      \
                 const uint8_t *ba = w + 2 * p * stride + b * (BYTES), *bb = ba + stride;                               \
                 _mm_prefetch((const char *)ba + PF_AHEAD, _MM_HINT_T0);                                                \
                 _mm_prefetch((const char *)bb + PF_AHEAD, _MM_HINT_T0);                                                \
-                q[p] = PAIR(ba, bb);                                                                                   \
-                u[p] = _mm512_abs_epi8(q[p]);                                                                          \
+                u[p] = PAIR(ba, bb);                                                                                   \
                 dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));                                      \
             }                                                                                                          \
             UNROLL for (int c = 0; c < nc; c++) {                                                                      \
                 const juno_xq8 *xb = x + c * xs + b;                                                                   \
                 __m512i y = bcast32(xb->q);                                                                            \
                 __m512 dx = _mm512_set1_ps(xb->d);                                                                     \
+                __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y)); \
                 UNROLL for (int p = 0; p < np; p++) {                                                                  \
-                    /* sign(y, q): -y where q < 0, 0 where q == 0 */                                                   \
-                    __m512i sy = _mm512_mask_sub_epi8(y, _mm512_movepi8_mask(q[p]), _mm512_setzero_si512(), y);        \
-                    sy = _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(q[p], q[p]), sy);                                 \
-                    __m512i pd = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[p], sy);                                \
+                    __m512i pd = _mm512_dpbusd_epi32(init, u[p], y);                                                   \
                     acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pd), _mm512_mul_ps(dpair[p], dx), acc[p][c]);       \
                 }                                                                                                      \
             }                                                                                                          \
@@ -996,15 +1001,25 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
         }                                                                                                              \
     }
 
-DEF_LEGACY_Z(q4_0, 18, q4_0_pair)
-DEF_LEGACY_Z(q8_0, 34, q8_0_pair)
+DEF_LEGACY_Z(q4_0, 18, q4_0_pair, 8)
+DEF_LEGACY_Z(q8_0, 34, q8_0_pair, 0x80)
 
 /* Row pairs through the 512-bit tile, a last odd row through the 256-bit one (the same results). */
-#define DEF_ZROWS(NAME, XT, NBDIV)                                                                                     \
+#define DEF_ZROWS(NAME, XT, NBDIV, WP)                                                                                   \
     static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const XT *x, int64_t batch, float *out,  \
                              int64_t ldo, int64_t r0, int64_t r1) {                                                    \
         int64_t nb = cols / (NBDIV);                                                                                   \
         int64_t r = r0;                                                                                                \
+        if (batch >= ZC_WIDE) {                                                                                        \
+            for (; r + 2 * (WP) <= r1; r += 2 * (WP)) {                                                                \
+                int64_t c = 0;                                                                                         \
+                for (; c + ZC_WIDE <= batch; c += ZC_WIDE)                                                             \
+                    NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, ZC_WIDE, out + c * ldo + r, ldo);     \
+                for (; c + ZC <= batch; c += ZC)                                                                       \
+                    NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, ZC, out + c * ldo + r, ldo);          \
+                for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, 1, out + c * ldo + r, ldo); \
+            }                                                                                                          \
+        }                                                                                                              \
         for (; r + 2 * ZP <= r1; r += 2 * ZP) {                                                                        \
             int64_t c = 0;                                                                                             \
             for (; c + ZC <= batch; c += ZC)                                                                           \
@@ -1029,30 +1044,34 @@ static void q4_k_zrows(const uint8_t *w, int64_t stride, int64_t cols, const jun
     float corr[2 * ZP * bp];
     int64_t r = r0;
     for (; r + 2 <= r1;) {
-        int np = r + 2 * ZP <= r1 ? ZP : 1;
+        int np = batch < ZC_WIDE && r + 2 * ZP <= r1 ? ZP : 1;
         /* the vector min terms pay from four activation rows (TinyLlama ffn_gate, one thread: 0.36 ms per-pair vs
            0.56 ms vector at one row) */
         float *cr = batch >= 4 ? corr : NULL;
         if (cr) k4_corrections(w + r * stride, stride, nb, t, bp, 2 * np, 144, corr);
         int64_t c = 0;
+        const uint8_t *wr = w + r * stride;
         if (np == ZP) {
             for (; c + ZC <= batch; c += ZC)
-                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+                q4_k_ztile(wr, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
             for (; c < batch; c++)
-                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+                q4_k_ztile(wr, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
         } else {
+            for (; c + ZC_WIDE <= batch; c += ZC_WIDE)
+                q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, ZC_WIDE, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
             for (; c + ZC <= batch; c += ZC)
-                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+                q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
             for (; c < batch; c++)
-                q4_k_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+                q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
         }
         r += 2 * np;
     }
     if (r < r1) q4_k_rows(w, stride, cols, x, batch, out, ldo, r, r1);
 }
-DEF_ZROWS(q6_k, juno_xqk, 256)
-DEF_ZROWS(q4_0, juno_xq8, 32)
-DEF_ZROWS(q8_0, juno_xq8, 32)
+/* wide tiles: one row pair for the K-quants (their integer lanes fill the registers), two for the legacy types */
+DEF_ZROWS(q6_k, juno_xqk, 256, 1)
+DEF_ZROWS(q4_0, juno_xq8, 32, 2)
+DEF_ZROWS(q8_0, juno_xq8, 32, 2)
 
 /* F32/F16/BF16: one 16-lane accumulator per (row, activation) is CpuBackend.dot's lo/hi pair exactly. */
 AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
