@@ -160,7 +160,7 @@ AI float hmax8(__m256 v) {
 #define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
 /* quantize_row_q8_0 as the Java backend does it (QuantActivations.q8): d = f16(amax/127), q = rint(x * 127/amax). */
-static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y) {
+static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y, int off) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     for (int64_t b = 0; b < n / 32; b++, x += 32) {
         __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
@@ -179,6 +179,10 @@ static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y) {
         _mm256_storeu_si256((__m256i *)y[b].q, pair_order(pack_natural(i0, i1, i2, i3)));
         y[b].d = d;
         y[b].s = f16_round((float)sum * d);
+        /* -off * (sum of each pair-order lane's four quants) */
+        __m256i q = _mm256_loadu_si256((const __m256i *)y[b].q);
+        __m256i l4 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+        _mm256_storeu_si256((__m256i *)y[b].off, _mm256_mullo_epi32(l4, _mm256_set1_epi32(-off)));
     }
 }
 
@@ -973,7 +977,6 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
                          float *out, int64_t ldo) {                                                                    \
         __m512 acc[ZP][ZC_MAX];                                                                                        \
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) acc[p][c] = _mm512_setzero_ps();       \
-        const __m512i off = _mm512_set1_epi8((char)(OFF));                                                             \
         for (int64_t b = 0; b < nb; b++) {                                                                             \
             __m512i u[ZP];                                                                                             \
             __m512 dpair[ZP];                                                                                          \
@@ -988,7 +991,7 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
                 const juno_xq8 *xb = x + c * xs + b;                                                                   \
                 __m512i y = bcast32(xb->q);                                                                            \
                 __m512 dx = _mm512_set1_ps(xb->d);                                                                     \
-                __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), off, y)); \
+                __m512i init = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)xb->off));                   \
                 UNROLL for (int p = 0; p < np; p++) {                                                                  \
                     __m512i pd = _mm512_dpbusd_epi32(init, u[p], y);                                                   \
                     acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pd), _mm512_mul_ps(dpair[p], dx), acc[p][c]);       \
@@ -1138,9 +1141,10 @@ DEF_FLOAT_ZROWS(bf16, JUNO_BF16)
 int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq) {
     int64_t n = rows * cols;
     switch (type) {
-    case JUNO_Q4_0: case JUNO_Q4_1: case JUNO_Q5_0: case JUNO_Q5_1: case JUNO_Q8_0:
-        quantize_q8_0(x, n, (juno_xq8 *)xq);
-        return 0;
+    case JUNO_Q4_0: quantize_q8_0(x, n, (juno_xq8 *)xq, 8); return 0;
+    case JUNO_Q5_0: quantize_q8_0(x, n, (juno_xq8 *)xq, 16); return 0;
+    case JUNO_Q8_0: quantize_q8_0(x, n, (juno_xq8 *)xq, 128); return 0;
+    case JUNO_Q4_1: case JUNO_Q5_1: quantize_q8_0(x, n, (juno_xq8 *)xq, 0); return 0;
     case JUNO_Q4_K: case JUNO_Q5_K:
         quantize_q8_k(x, n, (juno_xqk *)xq, 1);
         sums_by_row((const juno_xqk *)xq, rows, cols / 256);

@@ -31,11 +31,16 @@ enum {
     JUNO_FEAT_AVX512VNNI = 4  /* AVX-512 F/BW/VL/DQ + VNNI */
 };
 
-/* A quantized activation block for 32-element weight blocks: scale, F16-rounded d*sum(q), 32 quants in pair order. */
+/*
+ * A quantized activation block for 32-element weight blocks: scale, F16-rounded d*sum(q), 32 quants in pair order,
+ * and for weights whose quants the AVX-512 kernels take unsigned (q + OFF: Q4_0 8, Q5_0 16, Q8_0 128) each lane's
+ * -OFF * (sum of its four activation quants), so that vpdpbusd(off, u, y) gives the signed product.
+ */
 typedef struct {
     float d;
     float s;
     int8_t q[32];
+    int32_t off[8];
 } juno_xq8;
 
 /* A quantized activation block for 256-element weight blocks (Q8_K): scale, sums of every 16, 256 quants (pair order

@@ -33,7 +33,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 1;
+    private static final int ABI_VERSION = 2;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -43,7 +43,7 @@ public final class NativeKernels {
     private static final int[] ISA_FEATURES = {FEAT_AVX512VNNI, FEAT_AVXVNNI, FEAT_AVX2};
 
     /** Bytes of one activation block for 32-element weight blocks ({@code juno_xq8}) and 256 ({@code juno_xqk}). */
-    static final int XQ8_BYTES = 40;
+    static final int XQ8_BYTES = 72;
     static final int XQK_BYTES = 292;
 
     private static volatile Loaded loaded;
