@@ -1131,6 +1131,53 @@ DEF_FLOAT_ZROWS(f16, JUNO_F16)
 DEF_FLOAT_ZROWS(bf16, JUNO_BF16)
 #endif
 
+/* ---------------------------------------------------------------- attention over an F16 KV cache */
+
+/*
+ * s[t] = (sum_i q[i] * K_t[i], summed in i order in floats, products not fused) * scale for from <= t <= to, key t at
+ * element off[t] + dim of k: KvCache.dotKey's F16 order exactly; eight positions run side by side.
+ */
+void FN(attn_scores_f16)(const uint16_t *k, const int64_t *off, int64_t from, int64_t to, int64_t dim, const float *q,
+                         int64_t n, float scale, float *s) {
+    int64_t t = from;
+    for (; t + 8 <= to + 1; t += 8) {
+        const uint16_t *kp[8];
+        float a[8];
+        UNROLL for (int j = 0; j < 8; j++) {
+            kp[j] = k + off[t + j] + dim;
+            a[j] = 0.0f;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            float qi = q[i];
+            UNROLL for (int j = 0; j < 8; j++) a[j] = a[j] + qi * f16_to_f32(kp[j][i]);
+        }
+        UNROLL for (int j = 0; j < 8; j++) s[t + j] = a[j] * scale;
+    }
+    for (; t <= to; t++) {
+        const uint16_t *kp = k + off[t] + dim;
+        float a = 0.0f;
+        for (int64_t i = 0; i < n; i++) a = a + q[i] * f16_to_f32(kp[i]);
+        s[t] = a * scale;
+    }
+}
+
+/* out[i] = sum over t in order of (s[t] * inv) * V_t[i] (each step out + w*v, not fused): KvCache.addValue's order. */
+void FN(attn_values_f16)(const uint16_t *v, const int64_t *off, int64_t from, int64_t to, int64_t dim, const float *s,
+                         float inv, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
+    for (int64_t t = from; t <= to; t++) {
+        const uint16_t *vp = v + off[t] + dim;
+        float w = s[t] * inv;
+        __m256 wv = _mm256_set1_ps(w);
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vp + i)));
+            _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(out + i), _mm256_mul_ps(wv, x)));
+        }
+        for (; i < n; i++) out[i] = out[i] + w * f16_to_f32(vp[i]);
+    }
+}
+
 /* ---------------------------------------------------------------- exported entry points */
 
 /*

@@ -204,6 +204,44 @@ public final class KvCache implements AutoCloseable {
         return s;
     }
 
+    /**
+     * {@code s[t] = dotKey(layer, slot, t, ...) * scale} for {@code from <= t <= to}, each bit-identical to that call: with
+     * F16 keys four positions run side by side, each its own sequential sum (the scalar sum's latency chain was the
+     * attention's cost).
+     */
+    public void dotKeys(int layer, int slot, int from, int to, int dimOffset, float[] q, int qOffset, int n, float scale,
+                        float[] s) {
+        int t = from;
+        if (f16) {
+            MemorySegment ks = keys[layer];
+            for (; t + 3 <= to; t += 4) {
+                long e0 = (element(slot, t) + dimOffset) * 2;
+                long e1 = (element(slot, t + 1) + dimOffset) * 2;
+                long e2 = (element(slot, t + 2) + dimOffset) * 2;
+                long e3 = (element(slot, t + 3) + dimOffset) * 2;
+                float s0 = 0f;
+                float s1 = 0f;
+                float s2 = 0f;
+                float s3 = 0f;
+                for (int i = 0; i < n; i++) {
+                    float qi = q[qOffset + i];
+                    long o = 2L * i;
+                    s0 += qi * Float.float16ToFloat(ks.get(HALF, e0 + o));
+                    s1 += qi * Float.float16ToFloat(ks.get(HALF, e1 + o));
+                    s2 += qi * Float.float16ToFloat(ks.get(HALF, e2 + o));
+                    s3 += qi * Float.float16ToFloat(ks.get(HALF, e3 + o));
+                }
+                s[t] = s0 * scale;
+                s[t + 1] = s1 * scale;
+                s[t + 2] = s2 * scale;
+                s[t + 3] = s3 * scale;
+            }
+        }
+        for (; t <= to; t++) {
+            s[t] = dotKey(layer, slot, t, dimOffset, q, qOffset, n) * scale;
+        }
+    }
+
     /** {@code out[outOffset+i] += w · V[position][dimOffset+i]} for {@code i < n}. */
     public void addValue(int layer, int slot, int position, int dimOffset, float w, float[] out, int outOffset, int n) {
         long e = element(slot, position) + dimOffset;
@@ -223,6 +261,28 @@ public final class KvCache implements AutoCloseable {
         }
         for (; i < n; i++) {
             out[outOffset + i] += w * vs.get(FLOAT, (e + i) * 4);
+        }
+    }
+
+    /** Whether keys and values are stored as F16. */
+    public boolean isF16() {
+        return f16;
+    }
+
+    /** The keys of one layer (for native kernels: element e at byte e·2 for F16, e·4 for F32). */
+    public MemorySegment keySegment(int layer) {
+        return keys[layer];
+    }
+
+    /** The values of one layer, laid out as {@link #keySegment}. */
+    public MemorySegment valueSegment(int layer) {
+        return values[layer];
+    }
+
+    /** {@code dst[t]} = the element index where position {@code t} of {@code slot} starts, for {@code from <= t <= to}. */
+    public void elementOffsets(int slot, int from, int to, long[] dst) {
+        for (int t = from; t <= to; t++) {
+            dst[t] = element(slot, t);
         }
     }
 

@@ -47,9 +47,16 @@ class NativeBackendModelsTest {
         assertTrue(compared > 1000, file + ": only " + compared + " logits compared");
     }
 
-    /** Runs a prompt and four greedy steps on both backends; returns how many logits were compared (all equal). */
+    /**
+     * Runs a prompt and four greedy steps on both backends, with an F32 and an F16 KV cache (the native attention
+     * kernels take F16); returns how many logits were compared (all equal).
+     */
     static int compare(Path model, NativeKernels kernels) throws Exception {
-        EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
+        return compare(model, kernels, KvType.F32) + compare(model, kernels, KvType.F16);
+    }
+
+    static int compare(Path model, NativeKernels kernels, KvType kv) throws Exception {
+        EngineOptions o = new EngineOptions(2, 64, kv, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
             int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
             try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
@@ -71,7 +78,7 @@ class NativeBackendModelsTest {
                     int best = 0;
                     for (int i = 0; i < la.length; i++) {
                         if (Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i])) {
-                            throw new AssertionError(model.getFileName() + " step " + step + " logit " + i + ": java " + la[i]
+                            throw new AssertionError(model.getFileName() + " " + kv + " KV, step " + step + " logit " + i + ": java " + la[i]
                                     + ", native " + lb[i]);
                         }
                         if (la[i] > la[best]) {

@@ -80,7 +80,7 @@ public final class CpuBackend implements Backend {
         this.nativeMatmul = kernels != null ? new NativeMatmulJob(kernels) : null;
         this.matmul = new MatmulJob(pool.threads());
         this.quantMatmul = new QuantMatmulJob(pool.threads());
-        this.attention = new AttentionJob(pool.threads());
+        this.attention = new AttentionJob(pool.threads(), kernels);
     }
 
     /** The backend kinds a user can ask for. */
@@ -621,8 +621,14 @@ public final class CpuBackend implements Backend {
         private float[] out;
         private int window;
 
-        AttentionJob(int threads) {
+        /** Native scores and weighted values over an F16 cache ({@code null}: Java). */
+        private final NativeKernels nat;
+        private final long[][] offsets;
+
+        AttentionJob(int threads, NativeKernels nat) {
             scores = new float[threads][];
+            offsets = new long[threads][];
+            this.nat = nat;
         }
 
         void set(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
@@ -658,11 +664,21 @@ public final class CpuBackend implements Backend {
             int qOff = b * shape.qDim() + h * hd;
             int kvOff = (h / (heads / shape.kvHeads())) * hd;
             int first = window > 0 ? Math.max(0, pos - window + 1) : 0;
+            long[] off = null;
+            if (nat != null && cache.isF16()) {
+                off = offsets[worker];
+                if (off == null || off.length <= pos) {
+                    off = new long[cache.layout().contextLength()];
+                    offsets[worker] = off;
+                }
+                cache.elementOffsets(slot, first, pos, off);
+                nat.attentionScores(cache.keySegment(layer), off, first, pos, kvOff, q, qOff, hd, shape.scale(), s);
+            } else {
+                cache.dotKeys(layer, slot, first, pos, kvOff, q, qOff, hd, shape.scale(), s);
+            }
             float max = Float.NEGATIVE_INFINITY;
             for (int t = first; t <= pos; t++) {
-                float v = cache.dotKey(layer, slot, t, kvOff, q, qOff, hd) * shape.scale();
-                s[t] = v;
-                max = Math.max(max, v);
+                max = Math.max(max, s[t]);
             }
             // ggml's softmax over the row of cells: chunks of 16 from cell 0 (masked cells are 0 after exp), each chunk
             // summed in its reduce order and added to a double
@@ -675,6 +691,10 @@ public final class CpuBackend implements Backend {
                 s[t] = Float.NEGATIVE_INFINITY;
             }
             float inv = (float) (1.0 / softmaxChunks(s, c0, end, max));
+            if (off != null) {
+                nat.attentionValues(cache.valueSegment(layer), off, first, pos, kvOff, s, inv, out, qOff, hd);
+                return;
+            }
             for (int i = 0; i < hd; i++) {
                 out[qOff + i] = 0f;
             }

@@ -51,11 +51,16 @@ public final class NativeKernels {
     private final String isa;
     private final MethodHandle quantize;
     private final MethodHandle matmul;
+    private final MethodHandle attnScores;
+    private final MethodHandle attnValues;
 
-    private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul) {
+    private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul, MethodHandle attnScores,
+                          MethodHandle attnValues) {
         this.isa = isa;
         this.quantize = quantize;
         this.matmul = matmul;
+        this.attnScores = attnScores;
+        this.attnValues = attnValues;
     }
 
     /** The outcome of loading: the kernels, or why there are none. */
@@ -147,7 +152,16 @@ public final class NativeKernels {
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j,
                             ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j),
                     critical);
-            return new Loaded(new NativeKernels(isa, q, m), null, features);
+            ValueLayout.OfFloat f = ValueLayout.JAVA_FLOAT;
+            MethodHandle as = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_scores_f16"),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j, f,
+                            ValueLayout.ADDRESS),
+                    critical);
+            MethodHandle av = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_values_f16"),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, f,
+                            ValueLayout.ADDRESS, j),
+                    critical);
+            return new Loaded(new NativeKernels(isa, q, m, as, av), null, features);
         } catch (Throwable e) {
             return new Loaded(null, "cannot load the native library " + lib + ": " + e, 0);
         }
@@ -268,6 +282,55 @@ public final class NativeKernels {
         }
         if (rc != 0) {
             throw new IllegalStateException("native quantize refused " + type + " (" + rc + ")");
+        }
+    }
+
+    /** Checks that every position {@code from..to} of {@code off} has {@code dim + n} F16 elements inside {@code seg}. */
+    private static void checkPositions(MemorySegment seg, long[] off, int from, int to, int dim, int n) {
+        if (from < 0 || to < from || to >= off.length || dim < 0 || n <= 0) {
+            throw new IllegalArgumentException("bad positions " + from + ".." + to + " of " + off.length);
+        }
+        long limit = seg.byteSize() / 2 - dim - n;
+        for (int t = from; t <= to; t++) {
+            if (off[t] < 0 || off[t] > limit) {
+                throw new IllegalArgumentException("position " + t + " at element " + off[t] + " outside the cache");
+            }
+        }
+    }
+
+    /**
+     * {@code s[t] = (q·K_t) · scale} for {@code from <= t <= to} over an F16 cache, bit-identical to
+     * {@code KvCache.dotKey(..) * scale}: key t starts at element {@code off[t] + dim} of {@code keys}.
+     */
+    public void attentionScores(MemorySegment keys, long[] off, int from, int to, int dim, float[] q, int qOff, int n,
+                                float scale, float[] s) {
+        checkPositions(keys, off, from, to, dim, n);
+        if (qOff < 0 || qOff + n > q.length || to >= s.length) {
+            throw new IllegalArgumentException("query or score buffer too small");
+        }
+        try {
+            attnScores.invokeExact(keys, MemorySegment.ofArray(off), (long) from, (long) to, (long) dim,
+                    MemorySegment.ofArray(q).asSlice((long) qOff * Float.BYTES), (long) n, scale, MemorySegment.ofArray(s));
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention failed", t);
+        }
+    }
+
+    /**
+     * {@code out[outOff + i] = Σ_t (s[t]·inv)·V_t[i]} in position order over an F16 cache, bit-identical to zeroing
+     * then {@code KvCache.addValue} per position.
+     */
+    public void attentionValues(MemorySegment values, long[] off, int from, int to, int dim, float[] s, float inv,
+                                float[] out, int outOff, int n) {
+        checkPositions(values, off, from, to, dim, n);
+        if (outOff < 0 || outOff + n > out.length || to >= s.length) {
+            throw new IllegalArgumentException("output or score buffer too small");
+        }
+        try {
+            attnValues.invokeExact(values, MemorySegment.ofArray(off), (long) from, (long) to, (long) dim,
+                    MemorySegment.ofArray(s), inv, MemorySegment.ofArray(out).asSlice((long) outOff * Float.BYTES), (long) n);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention failed", t);
         }
     }
 
