@@ -1085,7 +1085,7 @@ AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
 }
 
 #define FZ_R 4
-#define FZ_C 4
+#define FZ_C 6
 AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const float *x, int nr, int nc,
                     float *out, int64_t ldo) {
     __m512 acc[FZ_R][FZ_C];
