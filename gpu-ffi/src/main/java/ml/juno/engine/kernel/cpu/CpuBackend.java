@@ -170,7 +170,7 @@ public final class CpuBackend implements Backend {
             }
             return;
         }
-        if (nat != null && NativeKernels.supports(w.type(), w.cols())) {
+        if (nat != null && NativeKernels.supports(w.type(), w.cols()) && !nat.javaFaster(w.type(), batch)) {
             nativeMatmul(w, x, out, batch);
             return;
         }
