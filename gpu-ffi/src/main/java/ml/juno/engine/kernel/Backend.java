@@ -34,6 +34,20 @@ public interface Backend extends AutoCloseable {
      */
     void matmul(WeightMatrix w, float[] x, float[] out, int batch);
 
+    /**
+     * {@code out0 = w0·x}, {@code out1 = w1·x} and, when {@code w2} is not {@code null}, {@code out2 = w2·x}: products of
+     * one input (Q/K/V, gate/up), each exactly what {@link #matmul} gives. A backend may quantize the input once and run
+     * them in one parallel step (fewer barriers per token).
+     */
+    default void matmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
+                        float[] x, int batch) {
+        matmul(w0, x, out0, batch);
+        matmul(w1, x, out1, batch);
+        if (w2 != null) {
+            matmul(w2, x, out2, batch);
+        }
+    }
+
     /** Row {@code token} of an embedding table, dequantized into {@code out[outOffset ..]}. */
     void embed(WeightMatrix table, int token, float[] out, int outOffset);
 

@@ -194,6 +194,99 @@ public final class CpuBackend implements Backend {
         matmul.clear();
     }
 
+    private boolean nativeTakes(WeightMatrix w, int batch) {
+        return NativeKernels.supports(w.type(), w.cols()) && !nat.javaFaster(w.type(), batch);
+    }
+
+    /**
+     * Two or three products of one input in one parallel step: the input quantized once per weight type, then each
+     * worker makes one downcall per matrix for its share of the rows. The same results as separate calls.
+     */
+    @Override
+    public void matmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
+                       float[] x, int batch) {
+        int n = w2 != null ? 3 : 2;
+        if (nat == null || MatMulEvent.enabled() || !nativeTakes(w0, batch) || !nativeTakes(w1, batch)
+                || (w2 != null && !nativeTakes(w2, batch)) || w1.cols() != w0.cols() || (w2 != null && w2.cols() != w0.cols())
+                || (long) batch * w0.cols() > x.length) {
+            Backend.super.matmul(w0, out0, w1, out1, w2, out2, x, batch);
+            return;
+        }
+        multi.w[0] = w0;
+        multi.w[1] = w1;
+        multi.w[2] = w2;
+        multi.out[0] = out0;
+        multi.out[1] = out1;
+        multi.out[2] = out2;
+        long work = 0;
+        for (int i = 0; i < n; i++) {
+            WeightMatrix w = multi.w[i];
+            if ((long) batch * w.rows() > multi.out[i].length) {
+                throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
+            }
+            int same = -1;
+            for (int j = 0; j < i; j++) {
+                if (multi.w[j].type() == w.type()) {
+                    same = j;
+                    break;
+                }
+            }
+            if (same >= 0) {
+                multi.xq[i] = multi.xq[same];
+            } else {
+                multi.xq[i] = activationBuffer(i, NativeKernels.activationBytes(w.type(), batch, w.cols()));
+                nat.quantize(w.type(), x, 0, batch, w.cols(), multi.xq[i]);
+            }
+            work += (long) w.rows() * w.cols() * batch;
+        }
+        multi.count = n;
+        multi.batch = batch;
+        multi.parts = work < PARALLEL_WORK ? 1 : pool.threads();
+        pool.parallelFor(multi.parts, multi);
+        multi.clear();
+    }
+
+    private final Arena[] multiArenas = new Arena[3];
+    private final MemorySegment[] multiX = {MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL};
+    private final MultiMatmulJob multi = new MultiMatmulJob();
+
+    /** Native activation buffer {@code i} (0..2) of at least {@code need} bytes. */
+    private MemorySegment activationBuffer(int i, long need) {
+        if (multiX[i].byteSize() < need) {
+            if (multiArenas[i] != null) {
+                multiArenas[i].close();
+            }
+            multiArenas[i] = Arena.ofShared();
+            multiX[i] = multiArenas[i].allocate(Math.max(need, 2 * multiX[i].byteSize()), 64);
+        }
+        return multiX[i];
+    }
+
+    /** Two or three native products in one parallel step: part p takes its share of every matrix's rows. */
+    private final class MultiMatmulJob implements ComputePool.Body {
+        final WeightMatrix[] w = new WeightMatrix[3];
+        final float[][] out = new float[3][];
+        final MemorySegment[] xq = new MemorySegment[3];
+        int count;
+        int batch;
+        int parts;
+
+        void clear() {
+            java.util.Arrays.fill(w, null);
+            java.util.Arrays.fill(out, null);
+            java.util.Arrays.fill(xq, null);
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            for (int i = 0; i < count; i++) {
+                int rows = w[i].rows();
+                nat.matmul(w[i], xq[i], batch, out[i], NativeMatmulJob.split(rows, chunk, parts),
+                        NativeMatmulJob.split(rows, chunk + 1, parts));
+            }
+        }
+    }
+
     /**
      * The product in the native kernels: the activations quantized once (calling thread), then one downcall per worker
      * for its share of the weight rows.
@@ -252,7 +345,7 @@ public final class CpuBackend implements Backend {
             kernels.matmul(w, xq, batch, out, r0, r1);
         }
 
-        private static int split(int rows, int p, int parts) {
+        static int split(int rows, int p, int parts) {
             if (p >= parts) {
                 return rows;
             }
@@ -354,6 +447,13 @@ public final class CpuBackend implements Backend {
             nativeArena.close();
             nativeArena = null;
             nativeX = MemorySegment.NULL;
+        }
+        for (int i = 0; i < multiArenas.length; i++) {
+            if (multiArenas[i] != null) {
+                multiArenas[i].close();
+                multiArenas[i] = null;
+                multiX[i] = MemorySegment.NULL;
+            }
         }
     }
 

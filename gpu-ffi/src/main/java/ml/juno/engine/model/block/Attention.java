@@ -88,9 +88,7 @@ public final class Attention {
      * {@code cacheLayer} of {@code cache}. {@code s.cos}/{@code s.sin} must hold this layer's {@link #rope()} angles.
      */
     public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer) {
-        backend.matmul(wq, s.xb, s.q, batch);
-        backend.matmul(wk, s.xb, s.k, batch);
-        backend.matmul(wv, s.xb, s.v, batch);
+        backend.matmul(wq, s.q, wk, s.k, wv, s.v, s.xb, batch);
         Biases b = options.biases;
         if (b.q != null) {
             backend.addBias(s.q, b.q, batch, shape.qDim());

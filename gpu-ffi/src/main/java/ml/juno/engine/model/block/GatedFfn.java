@@ -44,8 +44,7 @@ public final class GatedFfn implements FeedForward {
 
     /** FFN of the first {@code batch} rows of {@code in} into {@code out}, through {@code s.gate}/{@code s.up}. */
     void forward(Backend backend, float[] in, ForwardState s, int batch, float[] out) {
-        backend.matmul(gate, in, s.gate, batch);
-        backend.matmul(up, in, s.up, batch);
+        backend.matmul(gate, s.gate, up, s.up, null, null, in, batch);
         if (activation == Activation.SILU) {
             backend.swiglu(s.gate, s.up, batch, gate.rows());
         } else {
