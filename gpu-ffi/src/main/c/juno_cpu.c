@@ -419,20 +419,20 @@ AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) lanes[r][c] = _mm256_setzero_si256();
 
 /* acc += lanes * (d_r * d_x); with mins, corr += (dmin_r * d_x) * msum, msum = sum_j m_j * S_j from a 16-bit madd. */
-#define K_ACCUMULATE(MINS, MDUP)                                                                                       \
+#define K_ACCUMULATE(MINS, MDUP, PC)                                                                                   \
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
         const juno_xqk *xb = x + c * xs + b;                                                                           \
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[r][c]), _mm256_set1_ps(d[r] * xb->d), acc[r][c]);         \
-        if (MINS) {                                                                                                    \
+        if (MINS && !(PC)) {                                                                                           \
             __m256i bs = _mm256_loadu_si256((const __m256i *)xb->bsums);                                               \
             int32_t msum = hsum_i32(_mm256_madd_epi16(bs, MDUP[r]));                                                   \
             corr[r][c] += dmin[r] * xb->d * (float)msum;                                                               \
         }                                                                                                              \
     }
 
-#define K_TILE_END(MINS)                                                                                               \
+#define K_TILE_END(MINS, PC)                                                                                           \
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
-        out[c * ldo + r] = MINS ? hsum8(acc[r][c]) - corr[r][c] : hsum8(acc[r][c]);                                    \
+        out[c * ldo + r] = MINS ? hsum8(acc[r][c]) - ((PC) ? (PC)[r * bp + c] : corr[r][c]) : hsum8(acc[r][c]);        \
     }
 
 /* Eight 6-bit mins, each twice, as 16-bit lanes: madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1). */
@@ -443,7 +443,7 @@ AI __m256i mins_dup(const int32_t *mn) {
 }
 
 AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
-                  float *out, int64_t ldo) {
+                  float *out, int64_t ldo, const float *pc, int64_t bp) {
     K_TILE_BEGIN
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; b++) {
@@ -475,13 +475,13 @@ AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mdup)
+        K_ACCUMULATE(1, mdup, pc)
     }
-    K_TILE_END(1)
+    K_TILE_END(1, pc)
 }
 
 AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
-                  float *out, int64_t ldo) {
+                  float *out, int64_t ldo, const float *pc, int64_t bp) {
     K_TILE_BEGIN
     const __m256i m4 = _mm256_set1_epi8(0x0F), h16 = _mm256_set1_epi8(0x10);
     for (int64_t b = 0; b < nb; b++) {
@@ -517,14 +517,16 @@ AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mdup)
+        K_ACCUMULATE(1, mdup, pc)
     }
-    K_TILE_END(1)
+    K_TILE_END(1, pc)
 }
 
 AI void q2_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
     K_TILE_BEGIN
+    const int64_t bp = 0;
+    (void)bp;
     for (int64_t b = 0; b < nb; b++) {
         float d[KR], dmin[KR];
         __m256i mins[KR];
@@ -557,14 +559,16 @@ AI void q2_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mins)
+        K_ACCUMULATE(1, mins, (const float *)NULL)
     }
-    K_TILE_END(1)
+    K_TILE_END(1, (const float *)NULL)
 }
 
 AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
     K_TILE_BEGIN
+    const int64_t bp = 0;
+    (void)bp;
     float dmin[KR];
     __m256i mdup[KR];
     (void)dmin;
@@ -606,15 +610,17 @@ AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(0, mdup)
+        K_ACCUMULATE(0, mdup, (const float *)NULL)
     }
-    K_TILE_END(0)
+    K_TILE_END(0, (const float *)NULL)
 }
 
 /* Q6_K in ggml's lanes (natural order): unsigned quants, the -32 taken out with the activation block sums. */
 AI void q6_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
     K_TILE_BEGIN
+    const int64_t bp = 0;
+    (void)bp;
     float dmin[KR];
     __m256i mdup[KR];
     (void)dmin;
@@ -655,15 +661,79 @@ AI void q6_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(0, mdup)
+        K_ACCUMULATE(0, mdup, (const float *)NULL)
     }
-    K_TILE_END(0)
+    K_TILE_END(0, (const float *)NULL)
 }
 
 DEF_ROWS(q2_k, juno_xqk, 256, KR, KC)
 DEF_ROWS(q3_k, juno_xqk, 256, KR, KC)
-DEF_ROWS(q4_k, juno_xqk, 256, KR, KC)
-DEF_ROWS(q5_k, juno_xqk, 256, KR, KC)
+/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (QuantDot.minsK4). */
+AI uint64_t k4_min_bytes(const uint8_t *q) {
+    uint32_t u1 = rd32(q + 4), u2 = rd32(q + 8);
+    uint32_t mlo = u1 & 0x3f3f3f3fu;
+    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    return mlo | (uint64_t)mhi << 32;
+}
+
+/*
+ * The min terms of weight rows [0, nr) (Q4_K/Q5_K, BYTES per block) with every activation row, as
+ * QuantDot.kCorrections: per super-block for 8 activation rows at once, ms = sum_j m_j * S_j (exact integers in
+ * floats), then corr += (dmin * d_x) * ms; corr[r*bp + c]. t: the sums by activation row (sums_by_row).
+ */
+static void k4_corrections_y(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
+                             float *corr) {
+    const float *dt = t + 8 * nb * bp;
+    for (int r = 0; r < nr; r++) {
+        for (int64_t c0 = 0; c0 < bp; c0 += 8) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + r * stride + b * bytes;
+                uint64_t mn = k4_min_bytes(blk + 4);
+                const float *tb = t + 8 * b * bp + c0;
+                __m256 ms = _mm256_mul_ps(_mm256_loadu_ps(tb), _mm256_set1_ps((float)(mn & 0xFF)));
+                for (int j = 1; j < 8; j++) {
+                    ms = _mm256_fmadd_ps(_mm256_loadu_ps(tb + j * bp), _mm256_set1_ps((float)((mn >> (8 * j)) & 0xFF)), ms);
+                }
+                __m256 dd = _mm256_mul_ps(_mm256_set1_ps(f16_to_f32(rd16(blk + 2))), _mm256_loadu_ps(dt + b * bp + c0));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, ms));
+            }
+            _mm256_storeu_ps(corr + r * bp + c0, acc);
+        }
+    }
+}
+
+/* Q4_K/Q5_K rows: per tile of KR rows, from four activation rows their min terms with the whole batch first. */
+#define DEF_K4_ROWS(NAME, BYTES)                                                                                       \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const juno_xqk *x, int64_t batch,         \
+                            float *out, int64_t ldo, int64_t r0, int64_t r1) {                                         \
+        int64_t nb = cols / 256;                                                                                       \
+        int64_t bp = bpad16(batch);                                                                                    \
+        const float *t = (const float *)(x + batch * nb);                                                              \
+        float corr[KR * bp];                                                                                           \
+        for (int64_t r = r0; r < r1;) {                                                                                \
+            int nr = r + KR <= r1 ? KR : 1;                                                                            \
+            const float *pc = batch >= 4 ? corr : NULL;                                                                \
+            if (pc) k4_corrections_y(w + r * stride, stride, nb, t, bp, nr, BYTES, corr);                              \
+            int64_t c = 0;                                                                                             \
+            const uint8_t *wr = w + r * stride;                                                                        \
+            if (nr == KR) {                                                                                            \
+                for (; c + KC <= batch; c += KC)                                                                       \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                for (; c < batch; c++)                                                                                 \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+            } else {                                                                                                   \
+                for (; c + KC <= batch; c += KC)                                                                       \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                for (; c < batch; c++)                                                                                 \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+            }                                                                                                          \
+            r += nr;                                                                                                   \
+        }                                                                                                              \
+    }
+
+DEF_K4_ROWS(q4_k, 144)
+DEF_K4_ROWS(q5_k, 176)
 DEF_ROWS(q6_k, juno_xqk, 256, KR, KC)
 
 /* ---------------------------------------------------------------- F32 / F16 / BF16 weights */
@@ -747,6 +817,7 @@ DEF_FLOAT_ROWS(bf16, JUNO_BF16)
 /* Batches of eight or more: one row pair x eight activation rows (each decode shared by eight, registers still fit). */
 #define ZC_WIDE 8
 #define ZC_MAX 8
+#define ZP_MAX 4
 
 AI __m512i pair_order_z(__m512i v) {
     const __m512i shuf = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
@@ -975,11 +1046,11 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
 #define DEF_LEGACY_Z(NAME, BYTES, PAIR, OFF)                                                                           \
     AI void NAME##_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xq8 *x, int64_t xs, int np, int nc, \
                          float *out, int64_t ldo) {                                                                    \
-        __m512 acc[ZP][ZC_MAX];                                                                                        \
+        __m512 acc[ZP_MAX][ZC_MAX];                                                                                        \
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) acc[p][c] = _mm512_setzero_ps();       \
         for (int64_t b = 0; b < nb; b++) {                                                                             \
-            __m512i u[ZP];                                                                                             \
-            __m512 dpair[ZP];                                                                                          \
+            __m512i u[ZP_MAX];                                                                                             \
+            __m512 dpair[ZP_MAX];                                                                                          \
             UNROLL for (int p = 0; p < np; p++) {                                                                      \
                 const uint8_t *ba = w + 2 * p * stride + b * (BYTES), *bb = ba + stride;                               \
                 _mm_prefetch((const char *)ba + PF_AHEAD, _MM_HINT_T0);                                                \

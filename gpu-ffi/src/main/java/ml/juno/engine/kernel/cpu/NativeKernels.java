@@ -243,14 +243,11 @@ public final class NativeKernels {
     /**
      * Whether the Java kernels are faster than this variant for {@code type} at {@code batch} activation rows (the
      * results are bit-identical either way, so CpuBackend may pick per product). Measured on TinyLlama's ffn_gate, one
-     * thread, same JVM (NativeSpeedReport): the 256-bit variants' Q3_K/Q4_K/Q5_K tiles run at 1.03-1.08x Java at 16 rows
-     * but 0.78-0.83x at 128 (their min terms are summed per pair; the AVX-512 variant sums them 16 rows per vector).
+     * thread, same JVM (NativeSpeedReport): the 256-bit variants' Q3_K tile runs at 1.04x Java at 16 rows but 0.79x at
+     * 128 (sign trick and a scale per 16 elements); every other type and variant is faster than Java at every batch.
      */
     public boolean javaFaster(GgmlType type, int batch) {
-        if (isa.equals("avx512vnni") || batch < 32) {
-            return false;
-        }
-        return type == GgmlType.Q3_K || type == GgmlType.Q4_K || type == GgmlType.Q5_K;
+        return type == GgmlType.Q3_K && batch >= 32 && !isa.equals("avx512vnni");
     }
 
     /** Bytes {@link #quantize} writes for {@code rows} activation rows of {@code cols} for weights of {@code type}. */
