@@ -1,0 +1,383 @@
+/*
+ * Shared by every kernel file: helpers, activation quantization, tile shapes and the tile macros.
+ * Included by juno_cpu.c, once per ISA variant (see there).
+ */
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(CAT(CAT(juno_, JUNO_ISA), _), name)
+#define AI static inline __attribute__((always_inline))
+
+/* Tile sizes of the float (F32/F16/BF16) product: weight rows x activation rows; AVX-512 has 32 vector registers. */
+#if defined(__AVX512VL__)
+#define FT_R 2
+#define FT_C 4
+#else
+#define FT_R 2
+#define FT_C 3
+#endif
+/* Activation rows that share one decode of a quantized weight block. */
+#define QT_C 4
+
+/* ---------------------------------------------------------------- scalar helpers */
+
+AI float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+
+AI float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); }
+
+AI uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+AI uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+AI float bf16_round(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t r;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        r = ((u >> 16) | 64u) << 16;
+    } else {
+        r = ((u + (0x7fffu + ((u >> 16) & 1u))) >> 16) << 16;
+    }
+    float o;
+    memcpy(&o, &r, 4);
+    return o;
+}
+
+/* ---------------------------------------------------------------- vector helpers */
+
+/* Natural element order of 32 bytes -> pair order (position 4L+k holds element 2L, 2L+1, 16+2L, 17+2L). */
+AI __m256i pair_order(__m256i v) {
+    const __m256i shuf = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                          0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    return _mm256_shuffle_epi8(_mm256_permute4x64_epi64(v, 0xD8), shuf);
+}
+
+/* 16 bytes whose low nibbles are elements 0..15 and high nibbles 16..31 -> 32 nibbles in pair order. */
+AI __m256i nibbles_pair(__m128i qs) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    __m128i lo = _mm_and_si128(qs, m4);
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(qs, 4), m4);
+    return _mm256_set_m128i(_mm_unpackhi_epi16(lo, hi), _mm_unpacklo_epi16(lo, hi));
+}
+
+/* The fifth bits of a Q5_0/Q5_1 block (bit e of qh = element e) as 0x10 bytes in pair order. */
+AI __m256i high_bits_pair(uint32_t qh) {
+    /* position p = 4L+k holds element e = (k < 2 ? 2L + k : 14 + 2L + k): byte e/8 of qh, bit e%8 */
+    const __m256i idx = _mm256_setr_epi8(0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 2, 2,
+                                         1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 3, 3);
+    const __m256i bit = _mm256_setr_epi8(1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, -128, 64, -128,
+                                         1, 2, 1, 2, 4, 8, 4, 8, 16, 32, 16, 32, 64, -128, 64, -128);
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), idx);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+/* Sum of unsigned u times signed s over each group of four bytes, into eight 32-bit lanes. */
+AI __m256i dot_us(__m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#elif defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Signed q (|q| <= 128) times signed s, groups of four. */
+AI __m256i dot_ss(__m256i q, __m256i s) { return dot_us(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q)); }
+
+/* acc + the 16-bit pair sums of unsigned u times signed s, multiplied by the 16-bit scales sc and summed in pairs. */
+AI __m256i dot_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
+    __m256i p = _mm256_maddubs_epi16(u, s);
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpwssd_epi32(acc, p, sc);
+#elif defined(__AVXVNNI__)
+    return _mm256_dpwssd_avx_epi32(acc, p, sc);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+#endif
+}
+
+/* ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): the Java backend's QuantDot.sum. */
+AI float hsum8(__m256 v) {
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4, l1+l5, l2+l6, l3+l7 */
+    __m128 b = _mm_add_ps(a, _mm_movehl_ps(a, a));                                  /* (..)+(..) for 0,2 and 1,3 */
+    return _mm_cvtss_f32(b) + _mm_cvtss_f32(_mm_shuffle_ps(b, b, 1));
+}
+
+AI int32_t hsum_i32(__m256i v) {
+    __m128i a = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4E));
+    a = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0xB1));
+    return _mm_cvtsi128_si32(a);
+}
+
+AI __m256 load_f16x8(const uint8_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+AI __m256 load_bf16x8(const uint8_t *p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/*
+ * Software prefetch of the weights, this many bytes ahead of the block being read in each row of a tile: rows of a
+ * worker's range are contiguous, so this streams the matrix well ahead of use. Measured on TinyLlama Q4_K_M tg64
+ * (2 threads): none 16.2 tok/s, 512 B 20.5, 4 KiB 24.5, 16 KiB 26.7, 64 KiB 25.8. Prefetches never fault.
+ */
+#define PF_AHEAD 16384
+
+AI void prefetch_row(const uint8_t *p, int bytes) {
+    for (int i = 0; i < bytes; i += 64) _mm_prefetch((const char *)p + PF_AHEAD + i, _MM_HINT_T0);
+}
+
+/* ---------------------------------------------------------------- activation quantization */
+
+/* Eight int32 lanes of four vectors (elements 0..31 in natural order) to 32 int8 in natural order. */
+AI __m256i pack_natural(__m256i i0, __m256i i1, __m256i i2, __m256i i3) {
+    __m256i a = _mm256_packs_epi32(i0, i1);
+    __m256i b = _mm256_packs_epi32(i2, i3);
+    __m256i c = _mm256_packs_epi16(a, b);
+    return _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+AI float hmax8(__m256 v) {
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_max_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+
+#define ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* quantize_row_q8_0 as the Java backend does it (QuantActivations.q8): d = f16(amax/127), q = rint(x * 127/amax). */
+static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y, int off) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / 32; b++, x += 32) {
+        __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+               v3 = _mm256_loadu_ps(x + 24);
+        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                                 _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+        float amax = hmax8(m);
+        float d = f16_round(amax / 127.0f);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        __m256 vid = _mm256_set1_ps(id);
+        __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, vid), ROUND_NEAREST));
+        __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, vid), ROUND_NEAREST));
+        __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, vid), ROUND_NEAREST));
+        __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, vid), ROUND_NEAREST));
+        int32_t sum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+        _mm256_storeu_si256((__m256i *)y[b].q, pair_order(pack_natural(i0, i1, i2, i3)));
+        y[b].d = d;
+        y[b].s = f16_round((float)sum * d);
+        /* -off * (sum of each pair-order lane's four quants) */
+        __m256i q = _mm256_loadu_si256((const __m256i *)y[b].q);
+        __m256i l4 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+        _mm256_storeu_si256((__m256i *)y[b].off, _mm256_mullo_epi32(l4, _mm256_set1_epi32(-off)));
+    }
+}
+
+/* quantize_row_q8_K_ref as the Java backend does it (QuantActivations.q8k); quants in pair order or natural order. */
+static void quantize_q8_k(const float *x, int64_t n, juno_xqk *y, int pair) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / 256; b++, x += 256) {
+        __m256 m = _mm256_setzero_ps();
+        for (int j = 0; j < 256; j += 8) {
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+        }
+        float amax = hmax8(m);
+        juno_xqk *o = &y[b];
+        if (amax == 0.0f) {
+            memset(o, 0, sizeof(*o));
+            continue;
+        }
+        float max = 0.0f;
+        for (int j = 0; j < 256; j++) {
+            if (fabsf(x[j]) == amax) { /* the first element of the largest magnitude, as the strict > scan finds */
+                max = x[j];
+                break;
+            }
+        }
+        float iscale = -127.0f / max;
+        __m256 vs = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int g = 0; g < 8; g++) {
+            const float *xg = x + 32 * g;
+            __m256i i0 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg)), ROUND_NEAREST)));
+            __m256i i1 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 8)), ROUND_NEAREST)));
+            __m256i i2 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 16)), ROUND_NEAREST)));
+            __m256i i3 = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(xg + 24)), ROUND_NEAREST)));
+            o->bsums[2 * g] = (int16_t)hsum_i32(_mm256_add_epi32(i0, i1));
+            o->bsums[2 * g + 1] = (int16_t)hsum_i32(_mm256_add_epi32(i2, i3));
+            __m256i q = pack_natural(i0, i1, i2, i3);
+            _mm256_storeu_si256((__m256i *)(o->q + 32 * g), pair ? pair_order(q) : q);
+        }
+        o->d = 1.0f / iscale;
+    }
+}
+
+/*
+ * For Q4_K/Q5_K, after the batch's blocks: every sum of 32 of super-block b of activation row c as a float at
+ * [(8b + j)*bpad + c] and its scale d at [8*nb*bpad + b*bpad + c] (bpad = the batch rounded up to 16, padding 0),
+ * so that the min terms of 16 activation rows take one vector (QuantActivations.sumsByRow in the Java backend).
+ */
+AI int64_t bpad16(int64_t batch) { return (batch + 15) & ~(int64_t)15; }
+
+static void sums_by_row(const juno_xqk *x, int64_t batch, int64_t nb) {
+    int64_t bp = bpad16(batch);
+    float *t = (float *)(x + batch * nb);
+    memset(t, 0, (size_t)(nb * 9 * bp) * sizeof(float));
+    for (int64_t c = 0; c < batch; c++) {
+        for (int64_t b = 0; b < nb; b++) {
+            const juno_xqk *xb = x + c * nb + b;
+            for (int j = 0; j < 8; j++) t[(8 * b + j) * bp + c] = (float)(xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
+            t[8 * nb * bp + b * bp + c] = xb->d;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- 32-element block types (Q8_0 activations) */
+
+/* One weight block: 32 quants in pair order (signed for Q4_0/Q5_0/Q8_0, unsigned for Q4_1/Q5_1), scale, min. */
+typedef struct {
+    __m256i q;
+    float d;
+    float m;
+} blk32;
+
+/*
+ * The tiles: NR weight rows x NC activation rows (at most TR x TC), every (row, activation) dot computed as the Java
+ * backend computes it, so the tiling changes nothing in the results; it shares each weight decode among the NC
+ * activation rows and each activation load among the NR weight rows, and gives NR*NC independent chains.
+ * out[c*ldo + r] is the dot of weight row r (at w + r*stride) with activation row c (at x + c*xs).
+ */
+#define DEF_ROWS(NAME, XT, NBDIV, TR, TC)                                                                              \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const XT *x, int64_t batch, float *out,   \
+                            int64_t ldo, int64_t r0, int64_t r1) {                                                     \
+        int64_t nb = cols / (NBDIV);                                                                                   \
+        int64_t r = r0;                                                                                                \
+        for (; r + (TR) <= r1; r += (TR)) {                                                                            \
+            int64_t c = 0;                                                                                             \
+            for (; c + (TC) <= batch; c += (TC))                                                                       \
+                NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, TR, TC, out + c * ldo + r, ldo);               \
+            for (; c < batch; c++) NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, TR, 1, out + c * ldo + r, ldo); \
+        }                                                                                                              \
+        for (; r < r1; r++) {                                                                                          \
+            int64_t c = 0;                                                                                             \
+            for (; c + (TC) <= batch; c += (TC))                                                                       \
+                NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, 1, TC, out + c * ldo + r, ldo);                \
+            for (; c < batch; c++) NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo); \
+        }                                                                                                              \
+    }
+
+#if defined(__AVX512VL__)
+#define LR 4 /* legacy tile: weight rows */
+#define LC 4 /* legacy tile: activation rows */
+#define KR 4
+#define KC 4
+#else
+#define LR 2
+#define LC 2
+#define KR 2
+#define KC 2
+#endif
+
+#define UNROLL _Pragma("GCC unroll 8")
+
+/*
+ * As QuantDot.dotFloat: per block the eight integer lanes, converted and multiply-added with d_w*d_x; the lane sum;
+ * plus the min terms sum(m_b * s_b) for Q4_1/Q5_1.
+ */
+#define DEF_LEGACY(NAME, BYTES, LOAD, SIGNED, MINS)                                                                    \
+    AI void NAME##_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xq8 *x, int64_t xs, int nr, int nc,  \
+                        float *out, int64_t ldo) {                                                                     \
+        __m256 acc[LR][LC];                                                                                            \
+        float corr[LR][LC];                                                                                            \
+        UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                      \
+            acc[r][c] = _mm256_setzero_ps();                                                                           \
+            corr[r][c] = 0.0f;                                                                                         \
+        }                                                                                                              \
+        for (int64_t b = 0; b < nb; b++) {                                                                             \
+            blk32 wb[LR];                                                                                              \
+            __m256i u[LR];                                                                                             \
+            UNROLL for (int r = 0; r < nr; r++) {                                                                      \
+                _mm_prefetch((const char *)(w + r * stride + b * (BYTES)) + PF_AHEAD, _MM_HINT_T0);             \
+                wb[r] = LOAD(w + r * stride + b * (BYTES));                                                            \
+                u[r] = SIGNED ? _mm256_sign_epi8(wb[r].q, wb[r].q) : wb[r].q;                                          \
+            }                                                                                                          \
+            UNROLL for (int c = 0; c < nc; c++) {                                                                      \
+                const juno_xq8 *xb = x + c * xs + b;                                                                   \
+                __m256i y = _mm256_loadu_si256((const __m256i *)xb->q);                                                \
+                UNROLL for (int r = 0; r < nr; r++) {                                                                  \
+                    __m256i p = dot_us(u[r], SIGNED ? _mm256_sign_epi8(y, wb[r].q) : y);                               \
+                    acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(wb[r].d * xb->d), acc[r][c]);    \
+                    if (MINS) corr[r][c] += wb[r].m * xb->s;                                                           \
+                }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+        UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                      \
+            out[c * ldo + r] = MINS ? hsum8(acc[r][c]) + corr[r][c] : hsum8(acc[r][c]);                                \
+        }                                                                                                              \
+    }                                                                                                                  \
+    DEF_ROWS(NAME, juno_xq8, 32, LR, LC)
+
+/* ---------------------------------------------------------------- K-quants (Q8_K activations) */
+
+/* Scale and min j of a Q4_K/Q5_K super-block's 12 packed bytes (ScalarDecode.scaleK4/minK4). */
+AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
+    for (int j = 0; j < 4; j++) {
+        sc[j] = q[j] & 63;
+        mn[j] = q[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; j++) {
+        sc[j] = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+/* Q3_K scale j with its -32 (ScalarDecode.q3kScale). */
+AI int32_t scale_q3k(const uint8_t *s, int j) {
+    int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+    int high = (s[8 + (j & 3)] >> (2 * (j >> 2))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+/* Two 16-bit scales alternating per 16-bit lane: the first for even lanes (elements < 16 of a pair-order 32). */
+AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)((uint32_t)(a & 0xFFFF) | ((uint32_t)b << 16))); }
+
+/*
+ * The K-quant kernels: per super-block the eight integer lanes (sub-block scales applied in integers) of every (weight
+ * row, activation row) of the tile, converted and multiply-added with d*d_x; the min terms (dmin*d_x)*sum(m_j*S_j)
+ * summed apart and subtracted at the end (QuantDot.fusedQ4_K and the others).
+ */
+#define K_TILE_BEGIN                                                                                                   \
+    __m256 acc[KR][KC];                                                                                                \
+    float corr[KR][KC];                                                                                                \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
+        acc[r][c] = _mm256_setzero_ps();                                                                               \
+        corr[r][c] = 0.0f;                                                                                             \
+    }
+
+#define K_LANES_ZERO                                                                                                   \
+    __m256i lanes[KR][KC];                                                                                             \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) lanes[r][c] = _mm256_setzero_si256();
+
+/* acc += lanes * (d_r * d_x); with mins, corr += (dmin_r * d_x) * msum, msum = sum_j m_j * S_j from a 16-bit madd. */
+#define K_ACCUMULATE(MINS, MDUP, PC)                                                                                   \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
+        const juno_xqk *xb = x + c * xs + b;                                                                           \
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[r][c]), _mm256_set1_ps(d[r] * xb->d), acc[r][c]);         \
+        if (MINS && !(PC)) {                                                                                           \
+            __m256i bs = _mm256_loadu_si256((const __m256i *)xb->bsums);                                               \
+            int32_t msum = hsum_i32(_mm256_madd_epi16(bs, MDUP[r]));                                                   \
+            corr[r][c] += dmin[r] * xb->d * (float)msum;                                                               \
+        }                                                                                                              \
+    }
+
+#define K_TILE_END(MINS, PC)                                                                                           \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
+        out[c * ldo + r] = MINS ? hsum8(acc[r][c]) - ((PC) ? (PC)[r * bp + c] : corr[r][c]) : hsum8(acc[r][c]);        \
+    }
+
+/* Eight 6-bit mins, each twice, as 16-bit lanes: madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1). */
+AI __m256i mins_dup(const int32_t *mn) {
+    return _mm256_setr_epi16((short)mn[0], (short)mn[0], (short)mn[1], (short)mn[1], (short)mn[2], (short)mn[2],
+                             (short)mn[3], (short)mn[3], (short)mn[4], (short)mn[4], (short)mn[5], (short)mn[5],
+                             (short)mn[6], (short)mn[6], (short)mn[7], (short)mn[7]);
+}
+

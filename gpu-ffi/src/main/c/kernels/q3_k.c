@@ -1,0 +1,56 @@
+/*
+ * Q3_K weights: 32 bytes of high bits, 64 of 2-bit quants, 12 of 6-bit scales, d (16 sub-blocks of 16).
+ * Included by juno_cpu.c, once per ISA variant (see there).
+ */
+AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
+                  float *out, int64_t ldo) {
+    K_TILE_BEGIN
+    const int64_t bp = 0;
+    (void)bp;
+    float dmin[KR];
+    __m256i mdup[KR];
+    (void)dmin;
+    (void)mdup;
+    for (int64_t b = 0; b < nb; b++) {
+        float d[KR];
+        int32_t sc[KR][16];
+        __m256i hm[KR];
+        UNROLL for (int r = 0; r < nr; r++) {
+            const uint8_t *blk = w + r * stride + b * 110;
+            prefetch_row(blk, 110);
+            d[r] = f16_to_f32(rd16(blk + 108));
+            for (int j = 0; j < 16; j++) sc[r][j] = scale_q3k(blk + 96, j);
+            hm[r] = pair_order(_mm256_loadu_si256((const __m256i *)blk));
+        }
+        K_LANES_ZERO
+        for (int n = 0; n < 2; n++) {
+            __m256i raw[KR];
+            UNROLL for (int r = 0; r < nr; r++) {
+                raw[r] = pair_order(_mm256_loadu_si256((const __m256i *)(w + r * stride + b * 110 + 32 + 32 * n)));
+            }
+            for (int s = 0; s < 4; s++) {
+                int g = 4 * n + s;
+                const __m256i bit = _mm256_set1_epi8((char)(1 << g));
+                __m256i q[KR], u[KR], sp[KR];
+                UNROLL for (int r = 0; r < nr; r++) {
+                    __m256i low = _mm256_and_si256(_mm256_srli_epi16(raw[r], 2 * s), _mm256_set1_epi8(3));
+                    /* minus 4 where the high bit is clear */
+                    __m256i clear = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm[r], bit), bit), _mm256_set1_epi8(4));
+                    q[r] = _mm256_sub_epi8(low, clear);
+                    u[r] = _mm256_sign_epi8(q[r], q[r]);
+                    sp[r] = scale_pair(sc[r][2 * g], sc[r][2 * g + 1]);
+                }
+                UNROLL for (int c = 0; c < nc; c++) {
+                    __m256i y = _mm256_loadu_si256((const __m256i *)(x[c * xs + b].q + 32 * g));
+                    UNROLL for (int r = 0; r < nr; r++) {
+                        lanes[r][c] = dot_scaled(lanes[r][c], u[r], _mm256_sign_epi8(y, q[r]), sp[r]);
+                    }
+                }
+            }
+        }
+        K_ACCUMULATE(0, mdup, (const float *)NULL)
+    }
+    K_TILE_END(0, (const float *)NULL)
+}
+
+DEF_ROWS(q3_k, juno_xqk, 256, KR, KC)

@@ -1,0 +1,107 @@
+/*
+ * Q4_K weights: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles (8 sub-blocks of 32).
+ * Included by juno_cpu.c, once per ISA variant (see there).
+ */
+AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
+                  float *out, int64_t ldo, const float *pc, int64_t bp) {
+    K_TILE_BEGIN
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < nb; b++) {
+        float d[KR], dmin[KR];
+        int32_t sc[KR][8], mn[KR][8];
+        __m256i mdup[KR];
+        UNROLL for (int r = 0; r < nr; r++) {
+            const uint8_t *blk = w + r * stride + b * 144;
+            prefetch_row(blk, 144);
+            d[r] = f16_to_f32(rd16(blk));
+            dmin[r] = f16_to_f32(rd16(blk + 2));
+            scales_k4(blk + 4, sc[r], mn[r]);
+            mdup[r] = mins_dup(mn[r]);
+        }
+        K_LANES_ZERO
+        for (int k = 0; k < 4; k++) {
+            __m256i w0[KR], w1[KR];
+            UNROLL for (int r = 0; r < nr; r++) {
+                __m256i raw = pair_order(_mm256_loadu_si256((const __m256i *)(w + r * stride + b * 144 + 16 + 32 * k)));
+                w0[r] = _mm256_and_si256(raw, m4);
+                w1[r] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+            }
+            UNROLL for (int c = 0; c < nc; c++) {
+                const int8_t *q = x[c * xs + b].q + 64 * k;
+                __m256i y0 = _mm256_loadu_si256((const __m256i *)q), y1 = _mm256_loadu_si256((const __m256i *)(q + 32));
+                UNROLL for (int r = 0; r < nr; r++) {
+                    lanes[r][c] = dot_scaled(lanes[r][c], w0[r], y0, _mm256_set1_epi16((short)sc[r][2 * k]));
+                    lanes[r][c] = dot_scaled(lanes[r][c], w1[r], y1, _mm256_set1_epi16((short)sc[r][2 * k + 1]));
+                }
+            }
+        }
+        K_ACCUMULATE(1, mdup, pc)
+    }
+    K_TILE_END(1, pc)
+}
+
+/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (QuantDot.minsK4). */
+AI uint64_t k4_min_bytes(const uint8_t *q) {
+    uint32_t u1 = rd32(q + 4), u2 = rd32(q + 8);
+    uint32_t mlo = u1 & 0x3f3f3f3fu;
+    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    return mlo | (uint64_t)mhi << 32;
+}
+
+/*
+ * The min terms of weight rows [0, nr) (Q4_K/Q5_K, BYTES per block) with every activation row, as
+ * QuantDot.kCorrections: per super-block for 8 activation rows at once, ms = sum_j m_j * S_j (exact integers in
+ * floats), then corr += (dmin * d_x) * ms; corr[r*bp + c]. t: the sums by activation row (sums_by_row).
+ */
+static void k4_corrections_y(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
+                             float *corr) {
+    const float *dt = t + 8 * nb * bp;
+    for (int r = 0; r < nr; r++) {
+        for (int64_t c0 = 0; c0 < bp; c0 += 8) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + r * stride + b * bytes;
+                uint64_t mn = k4_min_bytes(blk + 4);
+                const float *tb = t + 8 * b * bp + c0;
+                __m256 ms = _mm256_mul_ps(_mm256_loadu_ps(tb), _mm256_set1_ps((float)(mn & 0xFF)));
+                for (int j = 1; j < 8; j++) {
+                    ms = _mm256_fmadd_ps(_mm256_loadu_ps(tb + j * bp), _mm256_set1_ps((float)((mn >> (8 * j)) & 0xFF)), ms);
+                }
+                __m256 dd = _mm256_mul_ps(_mm256_set1_ps(f16_to_f32(rd16(blk + 2))), _mm256_loadu_ps(dt + b * bp + c0));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, ms));
+            }
+            _mm256_storeu_ps(corr + r * bp + c0, acc);
+        }
+    }
+}
+
+/* Q4_K/Q5_K rows: per tile of KR rows, from four activation rows their min terms with the whole batch first. */
+#define DEF_K4_ROWS(NAME, BYTES)                                                                                       \
+    static void NAME##_rows(const uint8_t *w, int64_t stride, int64_t cols, const juno_xqk *x, int64_t batch,         \
+                            float *out, int64_t ldo, int64_t r0, int64_t r1) {                                         \
+        int64_t nb = cols / 256;                                                                                       \
+        int64_t bp = bpad16(batch);                                                                                    \
+        const float *t = (const float *)(x + batch * nb);                                                              \
+        float corr[KR * bp];                                                                                           \
+        for (int64_t r = r0; r < r1;) {                                                                                \
+            int nr = r + KR <= r1 ? KR : 1;                                                                            \
+            const float *pc = batch >= 4 ? corr : NULL;                                                                \
+            if (pc) k4_corrections_y(w + r * stride, stride, nb, t, bp, nr, BYTES, corr);                              \
+            int64_t c = 0;                                                                                             \
+            const uint8_t *wr = w + r * stride;                                                                        \
+            if (nr == KR) {                                                                                            \
+                for (; c + KC <= batch; c += KC)                                                                       \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                for (; c < batch; c++)                                                                                 \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+            } else {                                                                                                   \
+                for (; c + KC <= batch; c += KC)                                                                       \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                for (; c < batch; c++)                                                                                 \
+                    NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+            }                                                                                                          \
+            r += nr;                                                                                                   \
+        }                                                                                                              \
+    }
+
+DEF_K4_ROWS(q4_k, 144)
