@@ -8,11 +8,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -45,6 +49,42 @@ class NativeBackendModelsTest {
         }
         int compared = compare(ReferenceCase.modelFile(file), l.kernels());
         assertTrue(compared > 1000, file + ": only " + compared + " logits compared");
+    }
+
+    /**
+     * A model whose weight blocks are garbage (random bytes, so scales that are NaN, infinite or huge and every quant
+     * pattern): the native kernels read no byte outside the rows Java checked and compute what the Java kernels do,
+     * NaNs included. Nothing in a block steers an address, so a corrupt file cannot crash the process.
+     */
+    @Test
+    void corruptWeightBlocks_giveTheJavaBackendsResults_neverACrash(@TempDir Path tmp) throws Exception {
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            assertEquals("java", CpuBackend.create(1).kind());
+            return;
+        }
+        for (String name : List.of("tiny-llama-random-Q4_K_M.gguf", "stories260K-Q4_0.gguf", "tiny-llama-random-Q2_K-pure.gguf",
+                "tiny-llama-random-Q5_K-pure.gguf", "stories260K-F16.gguf")) {
+            Path src = ReferenceCase.modelFile(name);
+            byte[] bytes = Files.readAllBytes(src);
+            List<long[]> ranges = new ArrayList<>();
+            try (GgufFile f = GgufFile.open(src)) {
+                for (GgufTensorInfo t : f.tensors()) {
+                    if (t.dims() >= 2 && !t.name().startsWith("token_embd")) {
+                        ranges.add(new long[] {f.dataOffset() + t.offset(), t.byteSize()});
+                    }
+                }
+            }
+            Random r = new Random(name.hashCode());
+            for (long[] range : ranges) {
+                for (long i = 0; i < range[1]; i++) {
+                    bytes[(int) (range[0] + i)] = (byte) r.nextInt(256);
+                }
+            }
+            Path bad = tmp.resolve("corrupt-" + name);
+            Files.write(bad, bytes);
+            assertTrue(compare(bad, l.kernels()) > 1000, name);
+        }
     }
 
     /**
