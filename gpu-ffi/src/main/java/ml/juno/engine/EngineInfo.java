@@ -2,6 +2,8 @@ package ml.juno.engine;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
+import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.cpu.NativeKernels;
 
 /** Facts about the engine build and the CPU it runs on, for status pages and logs. */
 public final class EngineInfo {
@@ -13,9 +15,22 @@ public final class EngineInfo {
 
     private EngineInfo() {}
 
-    /** E.g. {@code cpu-vector-512} on AVX-512, {@code cpu-vector-256} on AVX2. */
+    /**
+     * The CPU backend a model loaded now would get ({@code CpuBackend.create}): e.g. {@code cpu-native-avx512vnni}
+     * where the native kernels load and are not switched off, else the Java kernels' {@code cpu-vector-512} or
+     * {@code cpu-vector-256}.
+     */
     public static String cpuBackendName() {
-        return "cpu-vector-" + FLOAT_SPECIES.vectorBitSize();
+        String java = "cpu-vector-" + FLOAT_SPECIES.vectorBitSize();
+        try {
+            if (CpuBackend.requestedKind() == CpuBackend.Kind.JAVA) {
+                return java;
+            }
+        } catch (IllegalArgumentException e) { // a bad JUNO_BACKEND: the commands that load a model refuse it
+            return java;
+        }
+        NativeKernels.Loaded l = NativeKernels.load();
+        return l.ok() ? "cpu-native-" + l.kernels().isa() : java;
     }
 
     /** Whether restricted FFM calls (needed by the GPU backends) are enabled for this JVM. */
