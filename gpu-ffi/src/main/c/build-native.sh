@@ -34,9 +34,14 @@ build() { # name flags...
 }
 ok=1
 "$cc" "${common[@]}" -c "$src/juno_dispatch.c" -o "$tmp/juno_dispatch.o" >>"$log" 2>&1 || ok=0
+# the AVX2 variant is required; a compiler too old for the VNNI flags (gcc < 11 has no -mavxvnni) only loses those
 [ $ok = 1 ] && { build avx2 -mavx2 -mfma -mf16c || ok=0; }
-[ $ok = 1 ] && { build avxvnni -mavx2 -mfma -mf16c -mavxvnni || ok=0; }
-[ $ok = 1 ] && { build avx512vnni -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni || ok=0; }
+if [ $ok = 1 ] && ! build avxvnni -mavx2 -mfma -mf16c -mavxvnni; then
+  say "this compiler cannot build the AVX-VNNI variant; the others are built"; rm -f "$tmp/juno_cpu_avxvnni.o"
+fi
+if [ $ok = 1 ] && ! build avx512vnni -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni; then
+  say "this compiler cannot build the AVX-512 VNNI variant; the others are built"; rm -f "$tmp/juno_cpu_avx512vnni.o"
+fi
 mkdir -p "$out"
 if [ -n "$harness" ]; then
   [ $ok = 1 ] && { "$cc" "${common[@]}" -mavx2 -mf16c "$harness" "$tmp"/*.o "${link[@]}" -o "$out/juno-cpu-test" -lm >>"$log" 2>&1 || ok=0; }

@@ -14,10 +14,11 @@
 #include "juno_cpu.h"
 
 int juno_cpu_features(void);
+/* weak: a variant the compiler could not build is absent (NULL) and skipped */
 #define DECL(isa)                                                                                                      \
-    int juno_##isa##_quantize(int, const float *, int64_t, int64_t, void *);                                           \
-    int juno_##isa##_matmul(int, const uint8_t *, int64_t, int64_t, const void *, int64_t, float *, int64_t, int64_t,  \
-                            int64_t);
+    __attribute__((weak)) int juno_##isa##_quantize(int, const float *, int64_t, int64_t, void *);                     \
+    __attribute__((weak)) int juno_##isa##_matmul(int, const uint8_t *, int64_t, int64_t, const void *, int64_t,       \
+                                                  float *, int64_t, int64_t, int64_t);
 DECL(avx2)
 DECL(avxvnni)
 DECL(avx512vnni)
@@ -95,7 +96,7 @@ int main(void) {
                     for (int64_t i = 0; i < batch * cols; i++) x[i] = gauss();
                     float *ref = NULL;
                     for (size_t v = 0; v < sizeof(VARIANTS) / sizeof(VARIANTS[0]); v++) {
-                        if (!(features & VARIANTS[v].feature)) continue;
+                        if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].m) continue;
                         void *xq = malloc((size_t)xq_bytes(TYPES[t].id, batch, cols));
                         float *out = malloc((size_t)(batch * rows) * sizeof(float));
                         int rc = VARIANTS[v].q(TYPES[t].id, x, batch, cols, xq);

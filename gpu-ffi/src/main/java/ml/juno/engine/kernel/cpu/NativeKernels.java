@@ -93,13 +93,13 @@ public final class NativeKernels {
         return doLoad(isa);
     }
 
-    /** The ISA variants this CPU can run, best first (empty without the library). */
+    /** The ISA variants this CPU can run and the library has, best first (empty without the library). */
     public static java.util.List<String> runnableVariants() {
         Loaded l = load();
         java.util.List<String> out = new java.util.ArrayList<>();
         if (l.ok()) {
             for (int i = 0; i < ISAS.length; i++) {
-                if ((l.features() & ISA_FEATURES[i]) != 0) {
+                if ((l.features() & ISA_FEATURES[i]) != 0 && variant(ISAS[i]).ok()) {
                     out.add(ISAS[i]);
                 }
             }
@@ -134,7 +134,9 @@ public final class NativeKernels {
             int features = (int) feats.invokeExact();
             String isa = null;
             for (int i = 0; i < ISAS.length; i++) {
-                if ((features & ISA_FEATURES[i]) != 0 && (wanted.isEmpty() || wanted.equals(ISAS[i]))) {
+                // a variant the compiler could not build is simply absent from the library
+                boolean built = syms.find("juno_" + ISAS[i] + "_matmul").isPresent();
+                if (built && (features & ISA_FEATURES[i]) != 0 && (wanted.isEmpty() || wanted.equals(ISAS[i]))) {
                     isa = ISAS[i];
                     break;
                 }
