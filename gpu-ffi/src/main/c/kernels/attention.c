@@ -8,7 +8,8 @@
  * element off[t] + dim of k: KvCache.dotKey's F16 order exactly; eight positions run side by side.
  */
 void FN(attn_scores_f16)(const uint16_t *k, const int64_t *off, int64_t from, int64_t to, int64_t dim, const float *q,
-                         int64_t n, float scale, float *s) {
+                         int64_t qoff, int64_t n, float scale, float *s) {
+    q += qoff;
     int64_t t = from;
     for (; t + 8 <= to + 1; t += 8) {
         const uint16_t *kp[8];
@@ -57,7 +58,8 @@ void FN(attn_scores_f16)(const uint16_t *k, const int64_t *off, int64_t from, in
 
 /* out[i] = sum over t in order of (s[t] * inv) * V_t[i] (each step out + w*v, not fused): KvCache.addValue's order. */
 void FN(attn_values_f16)(const uint16_t *v, const int64_t *off, int64_t from, int64_t to, int64_t dim, const float *s,
-                         float inv, float *out, int64_t n) {
+                         float inv, float *out, int64_t outoff, int64_t n) {
+    out += outoff;
     for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
     for (int64_t t = from; t <= to; t++) {
         const uint16_t *vp = v + off[t] + dim;

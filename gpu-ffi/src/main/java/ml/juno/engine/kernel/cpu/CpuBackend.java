@@ -60,8 +60,8 @@ public final class CpuBackend implements Backend {
     /** The native kernels, or {@code null}: the Java ones. */
     private final NativeKernels nat;
     private final NativeMatmulJob nativeMatmul;
-    private Arena nativeArena;
-    private MemorySegment nativeX = MemorySegment.NULL;
+    /** Per worker: the heap segments of the arrays it passes to the native kernels. */
+    private final HeapSegments[] heap;
     private final MatmulJob matmul;
     private final QuantMatmulJob quantMatmul;
     private final QuantActivations quantX = new QuantActivations();
@@ -77,10 +77,14 @@ public final class CpuBackend implements Backend {
     public CpuBackend(int threads, NativeKernels kernels) {
         this.pool = new ComputePool(threads);
         this.nat = kernels;
-        this.nativeMatmul = kernels != null ? new NativeMatmulJob(kernels) : null;
+        this.heap = new HeapSegments[pool.threads()];
+        for (int i = 0; i < heap.length; i++) {
+            heap[i] = new HeapSegments();
+        }
+        this.nativeMatmul = kernels != null ? new NativeMatmulJob() : null;
         this.matmul = new MatmulJob(pool.threads());
         this.quantMatmul = new QuantMatmulJob(pool.threads());
-        this.attention = new AttentionJob(pool.threads(), kernels);
+        this.attention = new AttentionJob(pool.threads(), kernels, heap);
     }
 
     /** The backend kinds a user can ask for. */
@@ -170,8 +174,8 @@ public final class CpuBackend implements Backend {
             }
             return;
         }
-        if (nat != null && NativeKernels.supports(w.type(), w.cols()) && !nat.javaFaster(w.type(), batch)) {
-            nativeMatmul(w, x, out, batch);
+        if (nat != null && nativeTakes(w, batch)) {
+            nativeMatmul(w, out, null, null, null, null, x, batch);
             return;
         }
         if (QuantRow.supports(w.type())) {
@@ -205,65 +209,78 @@ public final class CpuBackend implements Backend {
     @Override
     public void matmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
                        float[] x, int batch) {
-        int n = w2 != null ? 3 : 2;
         if (nat == null || MatMulEvent.enabled() || !nativeTakes(w0, batch) || !nativeTakes(w1, batch)
-                || (w2 != null && !nativeTakes(w2, batch)) || w1.cols() != w0.cols() || (w2 != null && w2.cols() != w0.cols())
-                || (long) batch * w0.cols() > x.length) {
+                || (w2 != null && !nativeTakes(w2, batch)) || w1.cols() != w0.cols() || (w2 != null && w2.cols() != w0.cols())) {
             Backend.super.matmul(w0, out0, w1, out1, w2, out2, x, batch);
             return;
         }
-        multi.w[0] = w0;
-        multi.w[1] = w1;
-        multi.w[2] = w2;
-        multi.out[0] = out0;
-        multi.out[1] = out1;
-        multi.out[2] = out2;
-        long work = 0;
-        for (int i = 0; i < n; i++) {
-            WeightMatrix w = multi.w[i];
-            if ((long) batch * w.rows() > multi.out[i].length) {
-                throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
-            }
-            int same = -1;
-            for (int j = 0; j < i; j++) {
-                if (multi.w[j].type() == w.type()) {
-                    same = j;
-                    break;
-                }
-            }
-            if (same >= 0) {
-                multi.xq[i] = multi.xq[same];
-            } else {
-                multi.xq[i] = activationBuffer(i, NativeKernels.activationBytes(w.type(), batch, w.cols()));
-                nat.quantize(w.type(), x, 0, batch, w.cols(), multi.xq[i]);
-            }
-            work += (long) w.rows() * w.cols() * batch;
-        }
-        multi.count = n;
-        multi.batch = batch;
-        multi.parts = work < PARALLEL_WORK ? 1 : pool.threads();
-        pool.parallelFor(multi.parts, multi);
-        multi.clear();
+        nativeMatmul(w0, out0, w1, out1, w2, out2, x, batch);
     }
 
-    private final Arena[] multiArenas = new Arena[3];
-    private final MemorySegment[] multiX = {MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL};
-    private final MultiMatmulJob multi = new MultiMatmulJob();
+    private final Arena[] nativeArenas = new Arena[3];
+    private final MemorySegment[] nativeX = {MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL};
 
     /** Native activation buffer {@code i} (0..2) of at least {@code need} bytes. */
     private MemorySegment activationBuffer(int i, long need) {
-        if (multiX[i].byteSize() < need) {
-            if (multiArenas[i] != null) {
-                multiArenas[i].close();
+        if (nativeX[i].byteSize() < need) {
+            if (nativeArenas[i] != null) {
+                nativeArenas[i].close();
             }
-            multiArenas[i] = Arena.ofShared();
-            multiX[i] = multiArenas[i].allocate(Math.max(need, 2 * multiX[i].byteSize()), 64);
+            nativeArenas[i] = Arena.ofShared();
+            nativeX[i] = nativeArenas[i].allocate(Math.max(need, 2 * nativeX[i].byteSize()), 64);
         }
-        return multiX[i];
+        return nativeX[i];
     }
 
-    /** Two or three native products in one parallel step: part p takes its share of every matrix's rows. */
-    private final class MultiMatmulJob implements ComputePool.Body {
+    /**
+     * One to three products of the same input ({@code w1}/{@code w2} may be {@code null}) in the native kernels: the
+     * input quantized once per weight type on the calling thread, then one parallel step in which each worker makes
+     * one downcall per matrix for its share of the rows.
+     */
+    private void nativeMatmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
+                              float[] x, int batch) {
+        NativeMatmulJob job = nativeMatmul;
+        job.w[0] = w0;
+        job.w[1] = w1;
+        job.w[2] = w2;
+        job.out[0] = out0;
+        job.out[1] = out1;
+        job.out[2] = out2;
+        int n = w2 != null ? 3 : w1 != null ? 2 : 1;
+        if ((long) batch * w0.cols() > x.length) {
+            throw new IllegalArgumentException(w0.name() + ": input too small for a batch of " + batch);
+        }
+        MemorySegment xs = heap[0].of(x);
+        long work = 0;
+        int minRows = Integer.MAX_VALUE;
+        for (int i = 0; i < n; i++) {
+            WeightMatrix w = job.w[i];
+            if ((long) batch * w.rows() > job.out[i].length) {
+                throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
+            }
+            job.xq[i] = null;
+            for (int j = 0; j < i; j++) {
+                if (job.w[j].type() == w.type()) {
+                    job.xq[i] = job.xq[j];
+                    break;
+                }
+            }
+            if (job.xq[i] == null) {
+                job.xq[i] = activationBuffer(i, NativeKernels.activationBytes(w.type(), batch, w.cols()));
+                nat.quantize(w.type(), xs, batch, w.cols(), job.xq[i]);
+            }
+            work += (long) w.rows() * w.cols() * batch;
+            minRows = Math.min(minRows, w.rows());
+        }
+        job.count = n;
+        job.batch = batch;
+        job.parts = work < PARALLEL_WORK ? 1 : Math.min(pool.threads(), (minRows + 15) / 16);
+        pool.parallelFor(job.parts, job);
+        job.clear();
+    }
+
+    /** One to three native products in one parallel step: part p takes rows {@code [rows·p/parts, rows·(p+1)/parts)} of each, in 16s. */
+    private final class NativeMatmulJob implements ComputePool.Body {
         final WeightMatrix[] w = new WeightMatrix[3];
         final float[][] out = new float[3][];
         final MemorySegment[] xq = new MemorySegment[3];
@@ -274,78 +291,17 @@ public final class CpuBackend implements Backend {
         void clear() {
             java.util.Arrays.fill(w, null);
             java.util.Arrays.fill(out, null);
-            java.util.Arrays.fill(xq, null);
         }
 
         @Override
         public void run(int chunk, int worker) {
             for (int i = 0; i < count; i++) {
                 int rows = w[i].rows();
-                nat.matmul(w[i], xq[i], batch, out[i], NativeMatmulJob.split(rows, chunk, parts),
-                        NativeMatmulJob.split(rows, chunk + 1, parts));
+                nat.matmul(w[i], xq[i], batch, heap[worker].of(out[i]), split(rows, chunk, parts), split(rows, chunk + 1, parts));
             }
         }
-    }
 
-    /**
-     * The product in the native kernels: the activations quantized once (calling thread), then one downcall per worker
-     * for its share of the weight rows.
-     */
-    private void nativeMatmul(WeightMatrix w, float[] x, float[] out, int batch) {
-        if ((long) batch * w.cols() > x.length || (long) batch * w.rows() > out.length) {
-            throw new IllegalArgumentException(w.name() + ": buffers too small for a batch of " + batch);
-        }
-        long need = NativeKernels.activationBytes(w.type(), batch, w.cols());
-        if (nativeX.byteSize() < need) {
-            if (nativeArena != null) {
-                nativeArena.close();
-            }
-            nativeArena = Arena.ofShared();
-            nativeX = nativeArena.allocate(Math.max(need, 2 * nativeX.byteSize()), 64);
-        }
-        nat.quantize(w.type(), x, 0, batch, w.cols(), nativeX);
-        long work = (long) w.rows() * w.cols() * batch;
-        int parts = work < PARALLEL_WORK ? 1 : Math.min(pool.threads(), (w.rows() + 15) / 16);
-        nativeMatmul.set(w, nativeX, out, batch, parts);
-        pool.parallelFor(parts, nativeMatmul);
-        nativeMatmul.clear();
-    }
-
-    /** One native downcall per part: part p takes weight rows {@code [rows·p/parts, rows·(p+1)/parts)}, in 16s. */
-    private static final class NativeMatmulJob implements ComputePool.Body {
-        private final NativeKernels kernels;
-        private WeightMatrix w;
-        private MemorySegment xq;
-        private float[] out;
-        private int batch;
-        private int parts;
-
-        NativeMatmulJob(NativeKernels kernels) {
-            this.kernels = kernels;
-        }
-
-        void set(WeightMatrix w, MemorySegment xq, float[] out, int batch, int parts) {
-            this.w = w;
-            this.xq = xq;
-            this.out = out;
-            this.batch = batch;
-            this.parts = parts;
-        }
-
-        void clear() {
-            w = null;
-            out = null;
-        }
-
-        @Override
-        public void run(int chunk, int worker) {
-            int rows = w.rows();
-            int r0 = split(rows, chunk, parts);
-            int r1 = split(rows, chunk + 1, parts);
-            kernels.matmul(w, xq, batch, out, r0, r1);
-        }
-
-        static int split(int rows, int p, int parts) {
+        private static int split(int rows, int p, int parts) {
             if (p >= parts) {
                 return rows;
             }
@@ -443,16 +399,11 @@ public final class CpuBackend implements Backend {
     @Override
     public void close() {
         pool.close();
-        if (nativeArena != null) {
-            nativeArena.close();
-            nativeArena = null;
-            nativeX = MemorySegment.NULL;
-        }
-        for (int i = 0; i < multiArenas.length; i++) {
-            if (multiArenas[i] != null) {
-                multiArenas[i].close();
-                multiArenas[i] = null;
-                multiX[i] = MemorySegment.NULL;
+        for (int i = 0; i < nativeArenas.length; i++) {
+            if (nativeArenas[i] != null) {
+                nativeArenas[i].close();
+                nativeArenas[i] = null;
+                nativeX[i] = MemorySegment.NULL;
             }
         }
     }
@@ -723,15 +674,23 @@ public final class CpuBackend implements Backend {
 
         /** Native scores and weighted values over an F16 cache ({@code null}: Java). */
         private final NativeKernels nat;
+        private final HeapSegments[] heap;
+        /** Per worker: element offsets of positions {@code first..pos} of {@code slot}, as last computed this step. */
         private final long[][] offsets;
+        private final int[][] offsetsFor;
 
-        AttentionJob(int threads, NativeKernels nat) {
+        AttentionJob(int threads, NativeKernels nat, HeapSegments[] heap) {
             scores = new float[threads][];
             offsets = new long[threads][];
+            offsetsFor = new int[threads][3];
             this.nat = nat;
+            this.heap = heap;
         }
 
         void set(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out, int window) {
+            for (int[] f : offsetsFor) {
+                f[0] = -1; // block tables may change between steps
+            }
             this.window = window;
             this.cache = cache;
             this.layer = layer;
@@ -764,15 +723,23 @@ public final class CpuBackend implements Backend {
             int qOff = b * shape.qDim() + h * hd;
             int kvOff = (h / (heads / shape.kvHeads())) * hd;
             int first = window > 0 ? Math.max(0, pos - window + 1) : 0;
-            long[] off = null;
+            MemorySegment off = null;
+            HeapSegments hs = heap[worker];
             if (nat != null && cache.isF16()) {
-                off = offsets[worker];
-                if (off == null || off.length <= pos) {
-                    off = new long[cache.layout().contextLength()];
-                    offsets[worker] = off;
+                long[] o = offsets[worker];
+                if (o == null || o.length <= pos) {
+                    o = new long[cache.layout().contextLength()];
+                    offsets[worker] = o;
                 }
-                cache.elementOffsets(slot, first, pos, off);
-                nat.attentionScores(cache.keySegment(layer), off, first, pos, kvOff, q, qOff, hd, shape.scale(), s);
+                int[] f = offsetsFor[worker];
+                if (f[0] != slot || f[1] != first || f[2] != pos) { // the heads of one row share them
+                    cache.elementOffsets(slot, first, pos, o);
+                    f[0] = slot;
+                    f[1] = first;
+                    f[2] = pos;
+                }
+                off = hs.of(o);
+                nat.attentionScores(cache.keySegment(layer), off, first, pos, kvOff, hs.of(q), qOff, hd, shape.scale(), hs.of(s));
             } else {
                 cache.dotKeys(layer, slot, first, pos, kvOff, q, qOff, hd, shape.scale(), s);
             }
@@ -792,7 +759,7 @@ public final class CpuBackend implements Backend {
             }
             float inv = (float) (1.0 / softmaxChunks(s, c0, end, max));
             if (off != null) {
-                nat.attentionValues(cache.valueSegment(layer), off, first, pos, kvOff, s, inv, out, qOff, hd);
+                nat.attentionValues(cache.valueSegment(layer), off, first, pos, kvOff, hs.of(s), inv, hs.of(out), qOff, hd);
                 return;
             }
             for (int i = 0; i < hd; i++) {

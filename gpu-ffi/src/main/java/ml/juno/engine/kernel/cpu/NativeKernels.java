@@ -33,7 +33,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 2;
+    private static final int ABI_VERSION = 3;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -156,12 +156,12 @@ public final class NativeKernels {
                     critical);
             ValueLayout.OfFloat f = ValueLayout.JAVA_FLOAT;
             MethodHandle as = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_scores_f16"),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j, f,
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j, j, f,
                             ValueLayout.ADDRESS),
                     critical);
             MethodHandle av = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_values_f16"),
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, f,
-                            ValueLayout.ADDRESS, j),
+                            ValueLayout.ADDRESS, j, j),
                     critical);
             return new Loaded(new NativeKernels(isa, q, m, as, av), null, features);
         } catch (Throwable e) {
@@ -266,29 +266,24 @@ public final class NativeKernels {
     }
 
     /**
-     * Quantizes (or rounds) activation rows {@code [0, rows)} of {@code x} ({@code [rows][cols]}) for weights of
-     * {@code type} into {@code xq}, the layout {@link #matmul} reads for a batch of {@code rows}.
+     * Quantizes (or rounds) activation rows {@code [0, rows)} of {@code x} (a heap segment of {@code [rows][cols]}
+     * floats) for weights of {@code type} into {@code xq}, the layout {@link #matmul} reads for a batch of {@code rows}.
      */
-    public void quantize(GgmlType type, float[] x, int row0, int rows, int cols, MemorySegment xq) {
-        if (row0 != 0) {
-            throw new IllegalArgumentException("activations are quantized for a whole batch (row0 " + row0 + ")");
+    public void quantize(GgmlType type, MemorySegment x, int rows, int cols, MemorySegment xq) {
+        if (!supports(type, cols) || rows < 0 || (long) rows * cols * Float.BYTES > x.byteSize()) {
+            throw new IllegalArgumentException("bad activations: " + type + ", " + rows + " rows of " + cols + " in "
+                    + x.byteSize() / Float.BYTES + " floats");
         }
-        if (!supports(type, cols) || rows < 0 || (long) rows * cols > x.length) {
-            throw new IllegalArgumentException("bad activations: " + type + ", rows " + row0 + "+" + rows + " of " + cols
-                    + " in " + x.length + " floats");
-        }
-        long at = activationBytes(type, row0, cols);
         long need = activationBytes(type, rows, cols);
-        if (at + need > xq.byteSize()) {
-            throw new IllegalArgumentException("activation buffer of " + xq.byteSize() + " bytes < " + (at + need));
+        if (need > xq.byteSize()) {
+            throw new IllegalArgumentException("activation buffer of " + xq.byteSize() + " bytes < " + need);
         }
         if (rows == 0) {
             return;
         }
         int rc;
         try {
-            rc = (int) quantize.invokeExact(type.id, MemorySegment.ofArray(x).asSlice((long) row0 * cols * Float.BYTES),
-                    (long) rows, (long) cols, xq.asSlice(at, need));
+            rc = (int) quantize.invokeExact(type.id, x, (long) rows, (long) cols, xq);
         } catch (Throwable t) {
             throw new IllegalStateException("native quantize failed", t);
         }
@@ -297,32 +292,42 @@ public final class NativeKernels {
         }
     }
 
-    /** Checks that every position {@code from..to} of {@code off} has {@code dim + n} F16 elements inside {@code seg}. */
-    private static void checkPositions(MemorySegment seg, long[] off, int from, int to, int dim, int n) {
-        if (from < 0 || to < from || to >= off.length || dim < 0 || n <= 0) {
-            throw new IllegalArgumentException("bad positions " + from + ".." + to + " of " + off.length);
+    /**
+     * Checks that every position {@code from..to} of {@code off} (a segment of longs) has {@code dim + n} F16 elements
+     * inside {@code seg}.
+     */
+    private static void checkPositions(MemorySegment seg, MemorySegment off, int from, int to, int dim, int n) {
+        long count = off.byteSize() / Long.BYTES;
+        if (from < 0 || to < from || to >= count || dim < 0 || n <= 0) {
+            throw new IllegalArgumentException("bad positions " + from + ".." + to + " of " + count);
         }
         long limit = seg.byteSize() / 2 - dim - n;
         for (int t = from; t <= to; t++) {
-            if (off[t] < 0 || off[t] > limit) {
-                throw new IllegalArgumentException("position " + t + " at element " + off[t] + " outside the cache");
+            long e = off.getAtIndex(ValueLayout.JAVA_LONG, t);
+            if (e < 0 || e > limit) {
+                throw new IllegalArgumentException("position " + t + " at element " + e + " outside the cache");
             }
+        }
+    }
+
+    private static void checkFloats(MemorySegment a, long from, long count, String what) {
+        if (from < 0 || (from + count) * Float.BYTES > a.byteSize()) {
+            throw new IllegalArgumentException(what + " buffer too small");
         }
     }
 
     /**
      * {@code s[t] = (q·K_t) · scale} for {@code from <= t <= to} over an F16 cache, bit-identical to
-     * {@code KvCache.dotKey(..) * scale}: key t starts at element {@code off[t] + dim} of {@code keys}.
+     * {@code KvCache.dotKey(..) * scale}: key t starts at element {@code off[t] + dim} of {@code keys}; the query is
+     * floats {@code [qOff, qOff + n)} of {@code q}.
      */
-    public void attentionScores(MemorySegment keys, long[] off, int from, int to, int dim, float[] q, int qOff, int n,
-                                float scale, float[] s) {
+    public void attentionScores(MemorySegment keys, MemorySegment off, int from, int to, int dim, MemorySegment q, int qOff,
+                                int n, float scale, MemorySegment s) {
         checkPositions(keys, off, from, to, dim, n);
-        if (qOff < 0 || qOff + n > q.length || to >= s.length) {
-            throw new IllegalArgumentException("query or score buffer too small");
-        }
+        checkFloats(q, qOff, n, "query");
+        checkFloats(s, 0, to + 1L, "score");
         try {
-            attnScores.invokeExact(keys, MemorySegment.ofArray(off), (long) from, (long) to, (long) dim,
-                    MemorySegment.ofArray(q).asSlice((long) qOff * Float.BYTES), (long) n, scale, MemorySegment.ofArray(s));
+            attnScores.invokeExact(keys, off, (long) from, (long) to, (long) dim, q, (long) qOff, (long) n, scale, s);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention failed", t);
         }
@@ -332,15 +337,13 @@ public final class NativeKernels {
      * {@code out[outOff + i] = Σ_t (s[t]·inv)·V_t[i]} in position order over an F16 cache, bit-identical to zeroing
      * then {@code KvCache.addValue} per position.
      */
-    public void attentionValues(MemorySegment values, long[] off, int from, int to, int dim, float[] s, float inv,
-                                float[] out, int outOff, int n) {
+    public void attentionValues(MemorySegment values, MemorySegment off, int from, int to, int dim, MemorySegment s,
+                                float inv, MemorySegment out, int outOff, int n) {
         checkPositions(values, off, from, to, dim, n);
-        if (outOff < 0 || outOff + n > out.length || to >= s.length) {
-            throw new IllegalArgumentException("output or score buffer too small");
-        }
+        checkFloats(out, outOff, n, "output");
+        checkFloats(s, 0, to + 1L, "score");
         try {
-            attnValues.invokeExact(values, MemorySegment.ofArray(off), (long) from, (long) to, (long) dim,
-                    MemorySegment.ofArray(s), inv, MemorySegment.ofArray(out).asSlice((long) outOff * Float.BYTES), (long) n);
+            attnValues.invokeExact(values, off, (long) from, (long) to, (long) dim, s, inv, out, (long) outOff, (long) n);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention failed", t);
         }
@@ -350,7 +353,7 @@ public final class NativeKernels {
      * {@code out[b·rows + r] = W[r]·x[b]} for weight rows {@code [r0, r1)} and activation rows {@code b < batch}, with
      * {@code xq} from {@link #quantize} of the whole batch.
      */
-    public void matmul(WeightMatrix w, MemorySegment xq, int batch, float[] out, int r0, int r1) {
+    public void matmul(WeightMatrix w, MemorySegment xq, int batch, MemorySegment out, int r0, int r1) {
         GgmlType type = w.type();
         int cols = w.cols();
         int rows = w.rows();
@@ -360,8 +363,8 @@ public final class NativeKernels {
         if (batch <= 0 || r0 < 0 || r1 > rows || r0 > r1) {
             throw new IllegalArgumentException("bad range: rows " + r0 + ".." + r1 + " of " + rows + ", batch " + batch);
         }
-        if ((long) batch * rows > out.length) {
-            throw new IllegalArgumentException("output of " + out.length + " floats < " + batch + "x" + rows);
+        if ((long) batch * rows * Float.BYTES > out.byteSize()) {
+            throw new IllegalArgumentException("output of " + out.byteSize() / Float.BYTES + " floats < " + batch + "x" + rows);
         }
         if (activationBytes(type, batch, cols) > xq.byteSize()) {
             throw new IllegalArgumentException("activations of " + xq.byteSize() + " bytes < " + batch + " rows of " + cols);
@@ -376,7 +379,7 @@ public final class NativeKernels {
         int rc;
         try {
             rc = (int) matmul.invokeExact(type.id, data, w.rowStride(), (long) cols, xq, (long) batch,
-                    MemorySegment.ofArray(out), (long) rows, (long) r0, (long) r1);
+                    out, (long) rows, (long) r0, (long) r1);
         } catch (Throwable t) {
             throw new IllegalStateException("native matmul failed", t);
         }

@@ -187,20 +187,61 @@ class NativeKernelsTest {
     void badSizes_areRefusedBeforeTheDowncall() {
         NativeKernels.Loaded l = NativeKernels.load();
         if (!l.ok()) {
-            assertThrows(IllegalStateException.class, () -> { throw new IllegalStateException(l.problem()); });
+            assertEquals("java", CpuBackend.create(1, CpuBackend.Kind.NATIVE).kind(), "no library: the Java kernels run");
             return;
         }
         NativeKernels k = l.kernels();
         GgmlType t = GgmlType.Q4_0;
         WeightMatrix m = WeightMatrix.dense("w", t, RandomBlocks.of(t, 8, 64, 1), 8, 64);
         MemorySegment xq = Arena.ofAuto().allocate(NativeKernels.activationBytes(t, 2, 64));
-        k.quantize(t, new float[128], 0, 2, 64, xq);
-        assertThrows(IllegalArgumentException.class, () -> k.quantize(t, new float[127], 0, 2, 64, xq), "short input");
-        assertThrows(IllegalArgumentException.class, () -> k.quantize(t, new float[192], 0, 3, 64, xq), "short buffer");
-        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, new float[15], 0, 8), "short output");
-        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 3, new float[24], 0, 8), "short activations");
-        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, new float[16], 0, 9), "rows past the end");
-        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, new float[16], 5, 4), "reversed range");
-        assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.IQ4_NL, new float[64], 0, 2, 32, xq));
+        k.quantize(t, floats(128), 2, 64, xq);
+        k.matmul(m, xq, 2, floats(16), 0, 8);
+        assertThrows(IllegalArgumentException.class, () -> k.quantize(t, floats(127), 2, 64, xq), "short input");
+        assertThrows(IllegalArgumentException.class, () -> k.quantize(t, floats(192), 3, 64, xq), "short buffer");
+        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, floats(15), 0, 8), "short output");
+        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 3, floats(24), 0, 8), "short activations");
+        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, floats(16), 0, 9), "rows past the end");
+        assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, floats(16), 5, 4), "reversed range");
+        assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.IQ4_NL, floats(64), 2, 32, xq));
+        // attention: positions outside the cache, short query or score buffers
+        MemorySegment keys = Arena.ofAuto().allocate(2L * 4 * 64);
+        MemorySegment off = MemorySegment.ofArray(new long[] {0, 64, 128, 192});
+        k.attentionScores(keys, off, 0, 3, 0, floats(64), 0, 64, 1f, floats(4));
+        assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, MemorySegment.ofArray(new long[] {0, 64, 128, 193}),
+                0, 3, 0, floats(64), 0, 64, 1f, floats(4)), "a position past the cache");
+        assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, off, 0, 3, 0, floats(64), 1, 64, 1f, floats(4)),
+                "short query");
+        assertThrows(IllegalArgumentException.class, () -> k.attentionValues(keys, off, 0, 3, 0, floats(3), 1f, floats(64), 0, 64),
+                "short scores");
     }
+
+    private static MemorySegment floats(int n) {
+        return MemorySegment.ofArray(new float[n]);
+    }
+
+    /** The native path allocates nothing per product once its buffers exist (no heap segment per call). */
+    @Test
+    void nativeProducts_allocateNothingPerCall() {
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            assertEquals("java", CpuBackend.create(1, CpuBackend.Kind.NATIVE).kind());
+            return;
+        }
+        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        try (CpuBackend nat = new CpuBackend(1, l.kernels())) {
+            WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, 64, 512, 1), 64, 512);
+            float[] x = new float[2 * 512];
+            float[] out = new float[2 * 64];
+            for (int i = 0; i < 20_000; i++) {
+                nat.matmul(w, x, out, 2);
+            }
+            long a0 = mx.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 1000; i++) {
+                nat.matmul(w, x, out, 2);
+            }
+            long perCall = (mx.getCurrentThreadAllocatedBytes() - a0) / 1000;
+            assertTrue(perCall < 16, perCall + " bytes allocated per native product");
+        }
+    }
+
 }
