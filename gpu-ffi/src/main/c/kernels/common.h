@@ -347,31 +347,42 @@ AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)
  */
 #define K_TILE_BEGIN                                                                                                   \
     __m256 acc[KR][KC];                                                                                                \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) acc[r][c] = _mm256_setzero_ps();
+
+/* K_TILE_BEGIN and the tile's own min terms. */
+#define K_TILE_BEGIN_MINS                                                                                              \
+    K_TILE_BEGIN                                                                                                       \
     float corr[KR][KC];                                                                                                \
-    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
-        acc[r][c] = _mm256_setzero_ps();                                                                               \
-        corr[r][c] = 0.0f;                                                                                             \
-    }
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) corr[r][c] = 0.0f;
 
 #define K_LANES_ZERO                                                                                                   \
     __m256i lanes[KR][KC];                                                                                             \
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) lanes[r][c] = _mm256_setzero_si256();
 
-/* acc += lanes * (d_r * d_x); with mins, corr += (dmin_r * d_x) * msum, msum = sum_j m_j * S_j from a 16-bit madd. */
-#define K_ACCUMULATE(MINS, MDUP, PC)                                                                                   \
+/* acc += lanes * (d_r * d_x), per (weight row, activation row) of the tile. */
+#define K_ACCUMULATE                                                                                                   \
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
-        const juno_xqk *xb = x + c * xs + b;                                                                           \
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[r][c]), _mm256_set1_ps(d[r] * xb->d), acc[r][c]);         \
-        if (MINS && !(PC)) {                                                                                           \
-            __m256i bs = _mm256_loadu_si256((const __m256i *)xb->bsums);                                               \
-            int32_t msum = hsum_i32(_mm256_madd_epi16(bs, MDUP[r]));                                                   \
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes[r][c]), _mm256_set1_ps(d[r] * x[c * xs + b].d), acc[r][c]); \
+    }
+
+/* K_ACCUMULATE and, unless PC holds them already, corr += (dmin_r * d_x) * msum, msum = sum_j m_j * S_j (16-bit madd). */
+#define K_ACCUMULATE_MINS(MDUP, PC)                                                                                    \
+    K_ACCUMULATE                                                                                                       \
+    if (!(PC)) {                                                                                                       \
+        UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                      \
+            const juno_xqk *xb = x + c * xs + b;                                                                       \
+            int32_t msum = hsum_i32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums), MDUP[r]));       \
             corr[r][c] += dmin[r] * xb->d * (float)msum;                                                               \
         }                                                                                                              \
     }
 
-#define K_TILE_END(MINS, PC)                                                                                           \
+#define K_TILE_END                                                                                                     \
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) out[c * ldo + r] = hsum8(acc[r][c]);
+
+/* The lane sum minus the min term: from PC[r*BP + c] (computed for the batch) or the tile's own corr. */
+#define K_TILE_END_MINS(PC, BP)                                                                                        \
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {                                          \
-        out[c * ldo + r] = MINS ? hsum8(acc[r][c]) - ((PC) ? (PC)[r * bp + c] : corr[r][c]) : hsum8(acc[r][c]);        \
+        out[c * ldo + r] = hsum8(acc[r][c]) - ((PC) ? (PC)[r * (BP) + c] : corr[r][c]);                                \
     }
 
 /* Eight 6-bit mins, each twice, as 16-bit lanes: madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1). */

@@ -4,9 +4,7 @@
  */
 AI void q2_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
-    K_TILE_BEGIN
-    const int64_t bp = 0;
-    (void)bp;
+    K_TILE_BEGIN_MINS
     for (int64_t b = 0; b < nb; b++) {
         float d[KR], dmin[KR];
         __m256i mins[KR];
@@ -39,9 +37,9 @@ AI void q2_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mins, (const float *)NULL)
+        K_ACCUMULATE_MINS(mins, (const float *)NULL)
     }
-    K_TILE_END(1, (const float *)NULL)
+    K_TILE_END_MINS((const float *)NULL, 0)
 }
 
 DEF_ROWS(q2_k, juno_xqk, 256, KR, KC)

@@ -5,12 +5,6 @@
 AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
     K_TILE_BEGIN
-    const int64_t bp = 0;
-    (void)bp;
-    float dmin[KR];
-    __m256i mdup[KR];
-    (void)dmin;
-    (void)mdup;
     for (int64_t b = 0; b < nb; b++) {
         float d[KR];
         int32_t sc[KR][16];
@@ -48,9 +42,9 @@ AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(0, mdup, (const float *)NULL)
+        K_ACCUMULATE
     }
-    K_TILE_END(0, (const float *)NULL)
+    K_TILE_END
 }
 
 DEF_ROWS(q3_k, juno_xqk, 256, KR, KC)

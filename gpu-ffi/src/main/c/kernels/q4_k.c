@@ -4,7 +4,7 @@
  */
 AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo, const float *pc, int64_t bp) {
-    K_TILE_BEGIN
+    K_TILE_BEGIN_MINS
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; b++) {
         float d[KR], dmin[KR];
@@ -35,9 +35,9 @@ AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mdup, pc)
+        K_ACCUMULATE_MINS(mdup, pc)
     }
-    K_TILE_END(1, pc)
+    K_TILE_END_MINS(pc, bp)
 }
 
 /* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (QuantDot.minsK4). */
@@ -48,29 +48,50 @@ AI uint64_t k4_min_bytes(const uint8_t *q) {
     return mlo | (uint64_t)mhi << 32;
 }
 
+/* The vectors of the min-term pre-pass: 16 activation rows at once where the variant has 512-bit registers. */
+#if defined(__AVX512F__)
+#define MT_W 16
+#define mt_vec __m512
+#define mt_load _mm512_loadu_ps
+#define mt_set1 _mm512_set1_ps
+#define mt_mul _mm512_mul_ps
+#define mt_add _mm512_add_ps
+#define mt_fmadd _mm512_fmadd_ps
+#define mt_store _mm512_storeu_ps
+#define mt_zero _mm512_setzero_ps
+#else
+#define MT_W 8
+#define mt_vec __m256
+#define mt_load _mm256_loadu_ps
+#define mt_set1 _mm256_set1_ps
+#define mt_mul _mm256_mul_ps
+#define mt_add _mm256_add_ps
+#define mt_fmadd _mm256_fmadd_ps
+#define mt_store _mm256_storeu_ps
+#define mt_zero _mm256_setzero_ps
+#endif
+
 /*
  * The min terms of weight rows [0, nr) (Q4_K/Q5_K, BYTES per block) with every activation row, as
- * QuantDot.kCorrections: per super-block for 8 activation rows at once, ms = sum_j m_j * S_j (exact integers in
+ * QuantDot.kCorrections: per super-block for MT_W activation rows at once, ms = sum_j m_j * S_j (exact integers in
  * floats), then corr += (dmin * d_x) * ms; corr[r*bp + c]. t: the sums by activation row (sums_by_row).
  */
-static void k4_corrections_y(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
-                             float *corr) {
+static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
+                           float *corr) {
     const float *dt = t + 8 * nb * bp;
     for (int r = 0; r < nr; r++) {
-        for (int64_t c0 = 0; c0 < bp; c0 += 8) {
-            __m256 acc = _mm256_setzero_ps();
+        for (int64_t c0 = 0; c0 < bp; c0 += MT_W) {
+            mt_vec acc = mt_zero();
             for (int64_t b = 0; b < nb; b++) {
                 const uint8_t *blk = w + r * stride + b * bytes;
                 uint64_t mn = k4_min_bytes(blk + 4);
                 const float *tb = t + 8 * b * bp + c0;
-                __m256 ms = _mm256_mul_ps(_mm256_loadu_ps(tb), _mm256_set1_ps((float)(mn & 0xFF)));
-                for (int j = 1; j < 8; j++) {
-                    ms = _mm256_fmadd_ps(_mm256_loadu_ps(tb + j * bp), _mm256_set1_ps((float)((mn >> (8 * j)) & 0xFF)), ms);
-                }
-                __m256 dd = _mm256_mul_ps(_mm256_set1_ps(f16_to_f32(rd16(blk + 2))), _mm256_loadu_ps(dt + b * bp + c0));
-                acc = _mm256_add_ps(acc, _mm256_mul_ps(dd, ms));
+                mt_vec ms = mt_mul(mt_load(tb), mt_set1((float)(mn & 0xFF)));
+                for (int j = 1; j < 8; j++) ms = mt_fmadd(mt_load(tb + j * bp), mt_set1((float)((mn >> (8 * j)) & 0xFF)), ms);
+                mt_vec dd = mt_mul(mt_set1(f16_to_f32(rd16(blk + 2))), mt_load(dt + b * bp + c0));
+                acc = mt_add(acc, mt_mul(dd, ms));
             }
-            _mm256_storeu_ps(corr + r * bp + c0, acc);
+            mt_store(corr + r * bp + c0, acc);
         }
     }
 }
@@ -86,7 +107,7 @@ static void k4_corrections_y(const uint8_t *w, int64_t stride, int64_t nb, const
         for (int64_t r = r0; r < r1;) {                                                                                \
             int nr = r + KR <= r1 ? KR : 1;                                                                            \
             const float *pc = batch >= 4 ? corr : NULL;                                                                \
-            if (pc) k4_corrections_y(w + r * stride, stride, nb, t, bp, nr, BYTES, corr);                              \
+            if (pc) k4_corrections(w + r * stride, stride, nb, t, bp, nr, BYTES, corr);                              \
             int64_t c = 0;                                                                                             \
             const uint8_t *wr = w + r * stride;                                                                        \
             if (nr == KR) {                                                                                            \

@@ -1,10 +1,10 @@
 /*
- * Q5_K weights: as Q4_K plus 32 bytes of fifth bits. Uses k4_corrections_y and DEF_K4_ROWS from q4_k.c.
+ * Q5_K weights: as Q4_K plus 32 bytes of fifth bits. Uses k4_corrections and DEF_K4_ROWS from q4_k.c.
  * Included by juno_cpu.c, once per ISA variant (see there).
  */
 AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo, const float *pc, int64_t bp) {
-    K_TILE_BEGIN
+    K_TILE_BEGIN_MINS
     const __m256i m4 = _mm256_set1_epi8(0x0F), h16 = _mm256_set1_epi8(0x10);
     for (int64_t b = 0; b < nb; b++) {
         float d[KR], dmin[KR];
@@ -39,9 +39,9 @@ AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(1, mdup, pc)
+        K_ACCUMULATE_MINS(mdup, pc)
     }
-    K_TILE_END(1, pc)
+    K_TILE_END_MINS(pc, bp)
 }
 
 DEF_K4_ROWS(q5_k, 176)

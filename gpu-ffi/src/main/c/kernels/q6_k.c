@@ -6,12 +6,6 @@
 AI void q6_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int nr, int nc,
                   float *out, int64_t ldo) {
     K_TILE_BEGIN
-    const int64_t bp = 0;
-    (void)bp;
-    float dmin[KR];
-    __m256i mdup[KR];
-    (void)dmin;
-    (void)mdup;
     const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
     for (int64_t b = 0; b < nb; b++) {
         float d[KR];
@@ -48,9 +42,9 @@ AI void q6_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 }
             }
         }
-        K_ACCUMULATE(0, mdup, (const float *)NULL)
+        K_ACCUMULATE
     }
-    K_TILE_END(0, (const float *)NULL)
+    K_TILE_END
 }
 
 DEF_ROWS(q6_k, juno_xqk, 256, KR, KC)

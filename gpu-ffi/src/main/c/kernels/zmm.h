@@ -41,46 +41,15 @@ AI float hsum8_hi(__m512 v) { return hsum8(_mm512_extractf32x8_ps(v, 1)); }
 
 /* The packed 6-bit scales and mins of a Q4_K/Q5_K super-block as eight bytes each (QuantDot.scalesK4/minsK4). */
 AI void k4_bytes(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
-    uint32_t u0 = rd32(q), u1 = rd32(q + 4), u2 = rd32(q + 8);
-    uint32_t slo = u0 & 0x3f3f3f3fu, mlo = u1 & 0x3f3f3f3fu;
-    uint32_t shi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
-    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
-    *sc = slo | (uint64_t)shi << 32;
-    *mn = mlo | (uint64_t)mhi << 32;
+    uint32_t u0 = rd32(q), u2 = rd32(q + 8);
+    *sc = (u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+    *mn = k4_min_bytes(q);
 }
 
 /* Eight mins, each twice, as 16-bit lanes (madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1) per lane j). */
 AI __m256i mins_dup8(uint64_t mn) {
     __m128i v = _mm_cvtsi64_si128((long long)mn);
     return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
-}
-
-/*
- * The min terms of weight rows [0, nr) with every activation row, as QuantDot.kCorrections: per super-block, for 16
- * activation rows at once, ms = sum_j m_j * S_j (exact integers in floats), then corr += (dmin * d_x) * ms.
- * corr[r*bp + c]; MOFF and BYTES: where the 12 scale bytes start and the block size (Q4_K 4/144, Q5_K 4/176).
- */
-static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,
-                           float *corr) {
-    const float *dt = t + 8 * nb * bp;
-    for (int r = 0; r < nr; r++) {
-        for (int64_t c0 = 0; c0 < bp; c0 += 16) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *blk = w + r * stride + b * bytes;
-                uint64_t sc, mn;
-                k4_bytes(blk + 4, &sc, &mn);
-                const float *tb = t + 8 * b * bp + c0;
-                __m512 ms = _mm512_mul_ps(_mm512_loadu_ps(tb), _mm512_set1_ps((float)(mn & 0xFF)));
-                for (int j = 1; j < 8; j++) {
-                    ms = _mm512_fmadd_ps(_mm512_loadu_ps(tb + j * bp), _mm512_set1_ps((float)((mn >> (8 * j)) & 0xFF)), ms);
-                }
-                __m512 dd = _mm512_mul_ps(_mm512_set1_ps(f16_to_f32(rd16(blk + 2))), _mm512_loadu_ps(dt + b * bp + c0));
-                acc = _mm512_add_ps(acc, _mm512_mul_ps(dd, ms));
-            }
-            _mm512_storeu_ps(corr + r * bp + c0, acc);
-        }
-    }
 }
 
 #endif
