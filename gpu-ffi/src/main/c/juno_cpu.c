@@ -31,6 +31,7 @@
 #include "kernels/float.c"
 #include "kernels/zmm.h"
 #include "kernels/zmm_kernels.c"
+#include "kernels/q4_0_x16.c"
 #include "kernels/attention.c"
 
 /* ---------------------------------------------------------------- the table of per-type facts */
@@ -59,6 +60,7 @@ static const struct {
     rows_fn rows;
 } TYPES[] = {
     {JUNO_Q4_0, ACT_Q8_0, 8, BEST(q4_0)},
+    {JUNO_Q4_0 | JUNO_PACKED, ACT_Q8_0, 8, (rows_fn)q4_0_x16_rows},
     {JUNO_Q4_1, ACT_Q8_0, 0, (rows_fn)q4_1_rows},
     {JUNO_Q5_0, ACT_Q8_0, 16, (rows_fn)q5_0_rows},
     {JUNO_Q5_1, ACT_Q8_0, 0, (rows_fn)q5_1_rows},
@@ -84,11 +86,11 @@ static int type_index(int type) {
 
 /*
  * Quantizes (or rounds) rows [0, rows) of x ([rows][cols]) into xq the way the weight type wants its activations:
- * juno_xq8 blocks, juno_xqk blocks (for Q4_K/Q5_K followed by the sums by activation row), or floats rounded to
- * F16/BF16 (F32: copied). Returns 0, or -1 for a type it does not know.
+ * juno_xq8 blocks, juno_xqk blocks (for Q4_K/Q5_K followed by the sums by activation row), F16 or BF16 values (as
+ * llama.cpp rounds them, stored in 16 bits), or floats (F32: copied). Returns 0, or -1 for a type it does not know.
  */
 int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq) {
-    int t = type_index(type);
+    int t = type_index(type & ~JUNO_PACKED);
     if (t < 0) return -1;
     int64_t n = rows * cols;
     switch (TYPES[t].act) {
@@ -109,25 +111,41 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
         memcpy(xq, x, (size_t)n * sizeof(float));
         return 0;
     case ACT_F16: {
-        float *y = (float *)xq;
+        uint16_t *y = (uint16_t *)xq;
         int64_t i = 0;
         for (; i + 8 <= n; i += 8) {
-            _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(x + i), ROUND_NEAREST)));
+            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), ROUND_NEAREST));
         }
-        for (; i < n; i++) y[i] = f16_round(x[i]);
+        for (; i < n; i++) y[i] = _cvtss_sh(x[i], ROUND_NEAREST);
         return 0;
     }
     default: {
-        float *y = (float *)xq;
-        for (int64_t i = 0; i < n; i++) y[i] = bf16_round(x[i]);
+        uint16_t *y = (uint16_t *)xq;
+        for (int64_t i = 0; i < n; i++) {
+            float f = bf16_round(x[i]);
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            y[i] = (uint16_t)(u >> 16);
+        }
         return 0;
     }
     }
 }
 
 /*
+ * Rearranges rows [0, rows) of weights of this type (row r at w + r*stride) for matmul(type | JUNO_PACKED, ...) into
+ * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes). Returns 0, or -1 for a type without a packed form.
+ */
+int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
+    if (type != JUNO_Q4_0) return -1;
+    q4_0_x16_repack(w, stride, rows, cols, dst);
+    return 0;
+}
+
+/*
  * out[b*ldo + r] = dot(weight row r, activation row b) for r0 <= r < r1 and b < batch; weight row r at w + r*stride;
- * xq as quantize() wrote it for this type and cols. Returns 0, or -1 for a type it does not know.
+ * xq as quantize() wrote it for this type and cols. For a packed type (JUNO_PACKED) w is what repack() wrote, stride
+ * is unused and r0 a multiple of 16. Returns 0, or -1 for a type it does not know.
  */
 int FN(matmul)(int type, const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
                int64_t ldo, int64_t r0, int64_t r1) {

@@ -12,6 +12,8 @@
  * F16-rounded scale, Q8_K blocks of 256), integer sums per block in eight 32-bit lanes, one float multiply-add per
  * block with d_w * d_x, the lanes summed in a fixed tree. Lane L of a 32-element block holds elements 2L, 2L+1,
  * 16+2L, 17+2L ("pair order", the Java backend's lanes), except Q6_K, which holds elements 4L..4L+3 (ggml's lanes).
+ * Packed Q4_0 (JUNO_PACKED) differs: per row and block the whole integer sum, then one multiply-add, as llama.cpp's
+ * repacked Q4_0 kernels do; its results are within rounding of the Java backend's, not bit-identical.
  */
 #ifndef JUNO_CPU_H
 #define JUNO_CPU_H
@@ -24,6 +26,12 @@ enum {
     JUNO_Q2_K = 10, JUNO_Q3_K = 11, JUNO_Q4_K = 12, JUNO_Q5_K = 13, JUNO_Q6_K = 14, JUNO_BF16 = 30
 };
 
+/*
+ * Added to a type id: the weights as juno_<isa>_repack rearranged them (only Q4_0: groups of 16 rows, see
+ * kernels/q4_0_x16.c), taken by juno_<isa>_matmul with the same activations as the plain type.
+ */
+#define JUNO_PACKED 256
+
 /* Feature bits of juno_cpu_features(). */
 enum {
     JUNO_FEAT_AVX2 = 1,       /* AVX2 + FMA + F16C */
@@ -34,13 +42,15 @@ enum {
 /*
  * A quantized activation block for 32-element weight blocks: scale, F16-rounded d*sum(q), 32 quants in pair order,
  * and for weights whose quants the AVX-512 kernels take unsigned (q + OFF: Q4_0 8, Q5_0 16, Q8_0 128) each lane's
- * -OFF * (sum of its four activation quants), so that vpdpbusd(off, u, y) gives the signed product.
+ * -OFF * (sum of its four activation quants), so that vpdpbusd(off, u, y) gives the signed product, and the sum
+ * of those eight (-OFF * the block's sum), where one lane holds a whole block (packed Q4_0).
  */
 typedef struct {
     float d;
     float s;
     int8_t q[32];
     int32_t off[8];
+    int32_t osum;
 } juno_xq8;
 
 /* A quantized activation block for 256-element weight blocks (Q8_K): scale, sums of every 16, 256 quants (pair order

@@ -18,18 +18,20 @@ int juno_cpu_features(void);
 #define DECL(isa)                                                                                                      \
     __attribute__((weak)) int juno_##isa##_quantize(int, const float *, int64_t, int64_t, void *);                     \
     __attribute__((weak)) int juno_##isa##_matmul(int, const uint8_t *, int64_t, int64_t, const void *, int64_t,       \
-                                                  float *, int64_t, int64_t, int64_t);
+                                                  float *, int64_t, int64_t, int64_t);                          \
+    __attribute__((weak)) int juno_##isa##_repack(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);
 DECL(avx2)
 DECL(avxvnni)
 DECL(avx512vnni)
 
 typedef int (*quant_fn)(int, const float *, int64_t, int64_t, void *);
 typedef int (*mm_fn)(int, const uint8_t *, int64_t, int64_t, const void *, int64_t, float *, int64_t, int64_t, int64_t);
+typedef int (*repack_fn)(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);
 
-static const struct { const char *name; int feature; quant_fn q; mm_fn m; } VARIANTS[] = {
-    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_matmul},
-    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_matmul},
-    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_matmul},
+static const struct { const char *name; int feature; quant_fn q; mm_fn m; repack_fn p; } VARIANTS[] = {
+    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_matmul, juno_avx2_repack},
+    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_matmul, juno_avxvnni_repack},
+    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_matmul, juno_avx512vnni_repack},
 };
 
 /* type id, elements per block, bytes per block, f16 scale field offsets (-1: none) */
@@ -38,7 +40,7 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
     {JUNO_Q4_0, "Q4_0", 32, 18, {0, -1}},   {JUNO_Q4_1, "Q4_1", 32, 20, {0, 2}},    {JUNO_Q5_0, "Q5_0", 32, 22, {0, -1}},
     {JUNO_Q5_1, "Q5_1", 32, 24, {0, 2}},    {JUNO_Q8_0, "Q8_0", 32, 34, {0, -1}},   {JUNO_Q2_K, "Q2_K", 256, 84, {80, 82}},
     {JUNO_Q3_K, "Q3_K", 256, 110, {108, -1}}, {JUNO_Q4_K, "Q4_K", 256, 144, {0, 2}}, {JUNO_Q5_K, "Q5_K", 256, 176, {0, 2}},
-    {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}},
+    {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}}, {JUNO_Q4_0 | JUNO_PACKED, "Q4_0 packed", 32, 18, {0, -1}},
 };
 
 static uint64_t rng = 88172645463325252ull;
@@ -48,7 +50,8 @@ static float gauss(void) { return ((int)(next() % 2001) - 1000) / 300.0f; }
 static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     int64_t n = rows * cols;
     switch (id) {
-    case JUNO_F32: case JUNO_F16: case JUNO_BF16: return n * 4;
+    case JUNO_F32: return n * 4;
+    case JUNO_F16: case JUNO_BF16: return n * 2;
     case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q6_K: return n / 256 * (int64_t)sizeof(juno_xqk);
     case JUNO_Q4_K: case JUNO_Q5_K: /* then the sums by activation row (sums_by_row) */
         return n / 256 * (int64_t)sizeof(juno_xqk) + cols / 256 * 9 * ((rows + 15) / 16 * 16) * 4;
@@ -96,14 +99,23 @@ int main(void) {
                     for (int64_t i = 0; i < batch * cols; i++) x[i] = gauss();
                     float *ref = NULL;
                     for (size_t v = 0; v < sizeof(VARIANTS) / sizeof(VARIANTS[0]); v++) {
-                        if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].m) continue;
+                        if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].m || !VARIANTS[v].p) continue;
                         void *xq = malloc((size_t)xq_bytes(TYPES[t].id, batch, cols));
                         float *out = malloc((size_t)(batch * rows) * sizeof(float));
                         int rc = VARIANTS[v].q(TYPES[t].id, x, batch, cols, xq);
+                        /* packed Q4_0: groups of 16 rows of cols/32 blocks of 288 bytes, exactly */
+                        const uint8_t *wm = w;
+                        uint8_t *packed = NULL;
+                        if (TYPES[t].id & JUNO_PACKED) {
+                            packed = malloc((size_t)((rows + 15) / 16 * (cols / 32) * 288));
+                            rc |= VARIANTS[v].p(JUNO_Q4_0, w, rowBytes, rows, cols, packed);
+                            wm = packed;
+                        }
                         /* two ranges, split at a multiple of 16 as CpuBackend splits rows between workers */
                         int64_t mid = rows > 16 ? 16 : rows;
-                        rc |= VARIANTS[v].m(TYPES[t].id, w, rowBytes, cols, xq, batch, out, rows, 0, mid);
-                        rc |= VARIANTS[v].m(TYPES[t].id, w, rowBytes, cols, xq, batch, out, rows, mid, rows);
+                        rc |= VARIANTS[v].m(TYPES[t].id, wm, rowBytes, cols, xq, batch, out, rows, 0, mid);
+                        rc |= VARIANTS[v].m(TYPES[t].id, wm, rowBytes, cols, xq, batch, out, rows, mid, rows);
+                        free(packed);
                         int ok = rc == 0;
                         if (ok && ref == NULL) {
                             ref = out;

@@ -169,6 +169,7 @@ static void quantize_q8_0(const float *x, int64_t n, juno_xq8 *y, int off) {
         __m256i q = _mm256_loadu_si256((const __m256i *)y[b].q);
         __m256i l4 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
         _mm256_storeu_si256((__m256i *)y[b].off, _mm256_mullo_epi32(l4, _mm256_set1_epi32(-off)));
+        y[b].osum = -off * sum;
     }
 }
 

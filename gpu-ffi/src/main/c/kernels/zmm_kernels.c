@@ -275,7 +275,7 @@ AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
 
 #define FZ_R 4
 #define FZ_C 6
-AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const float *x, int nr, int nc,
+AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const uint8_t *x, int nr, int nc,
                     float *out, int64_t ldo) {
     __m512 acc[FZ_R][FZ_C];
     UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) acc[r][c] = _mm512_setzero_ps();
@@ -286,7 +286,7 @@ AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, co
             wv[r] = load_w16(type, w + r * stride, i);
         }
         UNROLL for (int c = 0; c < nc; c++) {
-            __m512 xv = _mm512_loadu_ps(x + c * cols + i);
+            __m512 xv = load_w16(type, x + c * cols * X_BYTES(type), i); /* activations in the weights' format */
             UNROLL for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
         }
     }
@@ -296,22 +296,24 @@ AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, co
 }
 
 #define DEF_FLOAT_ZROWS(NAME, TYPE)                                                                                    \
-    static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const float *x, int64_t batch,           \
+    static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const void *xv, int64_t batch,           \
                              float *out, int64_t ldo, int64_t r0, int64_t r1) {                                        \
+        const uint8_t *x = (const uint8_t *)xv;                                                                        \
+        const int64_t xs = cols * X_BYTES(TYPE);                                                                       \
         int64_t r = r0;                                                                                                \
         for (; r + FZ_R <= r1; r += FZ_R) {                                                                            \
             int64_t c = 0;                                                                                             \
             for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, FZ_R, FZ_C, out + c * ldo + r, ldo);     \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, FZ_R, FZ_C, out + c * ldo + r, ldo);     \
             for (; c < batch; c++)                                                                                     \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, FZ_R, 1, out + c * ldo + r, ldo);        \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, FZ_R, 1, out + c * ldo + r, ldo);        \
         }                                                                                                              \
         for (; r < r1; r++) {                                                                                          \
             int64_t c = 0;                                                                                             \
             for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, FZ_C, out + c * ldo + r, ldo);        \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, 1, FZ_C, out + c * ldo + r, ldo);        \
             for (; c < batch; c++)                                                                                     \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * cols, 1, 1, out + c * ldo + r, ldo);           \
+                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, 1, 1, out + c * ldo + r, ldo);           \
         }                                                                                                              \
     }
 

@@ -22,9 +22,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Whole models on the native and the Java backend: every test model (every architecture and weight type the project
- * has), a prompt and greedy decode steps, every logit bit for bit. The other tests (reference logits, batch
- * invariance, tensor parallel) run on the default backend, native where it loads; this makes their results hold for
- * the Java backend too. {@link #main} is what NativeKernelsSanitizerTest runs under AddressSanitizer.
+ * has), a prompt and greedy decode steps, every logit bit for bit (Q4_0 in its stored layout; repacked, within
+ * rounding). The other tests (reference logits, batch invariance, tensor parallel) run on the default backend, native
+ * where it loads; this makes their results hold for the Java backend too. {@link #main} is what
+ * NativeKernelsSanitizerTest runs under AddressSanitizer.
  */
 class NativeBackendModelsTest {
 
@@ -88,6 +89,50 @@ class NativeBackendModelsTest {
     }
 
     /**
+     * Q4_0 repacked for the native kernels (the default) sums each block's integers whole, then multiplies once, where
+     * the Java backend multiplies eight partial sums: the logits of the Q4_0 models agree to rounding, not bit for bit.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("q4_0Models")
+    void packedQ4_0_staysWithinRoundingOfTheJavaBackend(String file) throws Exception {
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            assertEquals("java", CpuBackend.create(1).kind());
+            return;
+        }
+        EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
+        try (GgufFile f = GgufFile.open(ReferenceCase.modelFile(file))) {
+            int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
+            try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, l.kernels(), true));
+                 InferenceSession a = java.newSession();
+                 InferenceSession b = nat.newSession()) {
+                int vocab = java.config().dims().vocab();
+                int[] prompt = new int[13];
+                for (int i = 0; i < prompt.length; i++) {
+                    prompt[i] = 1 + (i * 7919) % (vocab - 1);
+                }
+                ForwardBatch batch = new ForwardBatch(32);
+                batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
+                float[] la = a.forward(batch).copyRow(0);
+                float[] lb = b.forward(batch).copyRow(0);
+                double worst = 0;
+                int differing = 0;
+                for (int i = 0; i < la.length; i++) {
+                    worst = Math.max(worst, Math.abs(la[i] - lb[i]));
+                    differing += Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i]) ? 1 : 0;
+                }
+                assertTrue(worst < 1e-3, file + ": logits differ by up to " + worst);
+                assertTrue(differing > 0, file + ": packed Q4_0 gave Java's bits exactly: is it packed at all?");
+            }
+        }
+    }
+
+    static Stream<String> q4_0Models() {
+        return Stream.of("stories260K-Q4_0.gguf", "tiny-llama-random-Q4_0-pure.gguf");
+    }
+
+    /**
      * Runs a prompt and four greedy steps on both backends, with an F32 and an F16 KV cache (the native attention
      * kernels take F16); returns how many logits were compared (all equal).
      */
@@ -100,7 +145,7 @@ class NativeBackendModelsTest {
         try (GgufFile f = GgufFile.open(model)) {
             int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
             try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
-                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, kernels));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, kernels, false));
                  InferenceSession a = java.newSession();
                  InferenceSession b = nat.newSession()) {
                 int vocab = java.config().dims().vocab();

@@ -2,6 +2,7 @@ package ml.juno.engine.kernel.cpu;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.IdentityHashMap;
 import java.util.Locale;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -67,14 +68,33 @@ public final class CpuBackend implements Backend {
     private final QuantActivations quantX = new QuantActivations();
     private final AttentionJob attention;
     private float[] rounded = new float[0];
+    /**
+     * Weights the native kernels take rearranged ({@link NativeKernels#packedBytes}: Q4_0), made on a matrix's first
+     * product and kept, off-heap, until {@link #close}; {@code null} without native kernels or repacking. The model's
+     * matrices live as long as the model, so this holds one copy of each.
+     */
+    private final Arena packArena;
+    private final IdentityHashMap<WeightMatrix, MemorySegment> packed = new IdentityHashMap<>();
 
     /** A Java (Vector API) backend with {@code threads} compute threads (the calling thread included). */
     public CpuBackend(int threads) {
         this(threads, null);
     }
 
-    /** A backend whose matrix products run in {@code kernels} ({@code null}: the Java kernels). */
+    /**
+     * A backend whose matrix products run in {@code kernels} ({@code null}: the Java kernels), Q4_0 weights repacked
+     * for them unless {@code -Djuno.native.repack=false}.
+     */
     public CpuBackend(int threads, NativeKernels kernels) {
+        this(threads, kernels, !"false".equals(System.getProperty("juno.native.repack")));
+    }
+
+    /**
+     * A backend whose matrix products run in {@code kernels}; {@code repack}: whether the native kernels take Q4_0
+     * weights repacked ({@link NativeKernels#packedBytes}: faster, within rounding of the Java kernels) or as stored
+     * (bit-identical to them).
+     */
+    public CpuBackend(int threads, NativeKernels kernels, boolean repack) {
         this.pool = new ComputePool(threads);
         this.nat = kernels;
         this.heap = new HeapSegments[pool.threads()];
@@ -82,6 +102,7 @@ public final class CpuBackend implements Backend {
             heap[i] = new HeapSegments();
         }
         this.nativeMatmul = kernels != null ? new NativeMatmulJob() : null;
+        this.packArena = kernels != null && repack ? Arena.ofShared() : null;
         this.matmul = new MatmulJob(pool.threads());
         this.quantMatmul = new QuantMatmulJob(pool.threads());
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
@@ -269,6 +290,7 @@ public final class CpuBackend implements Backend {
                 job.xq[i] = activationBuffer(i, NativeKernels.activationBytes(w.type(), batch, w.cols()));
                 nat.quantize(w.type(), xs, batch, w.cols(), job.xq[i]);
             }
+            job.packed[i] = packedFor(w);
             work += (long) w.rows() * w.cols() * batch;
             minRows = Math.min(minRows, w.rows());
         }
@@ -284,6 +306,8 @@ public final class CpuBackend implements Backend {
         final WeightMatrix[] w = new WeightMatrix[3];
         final float[][] out = new float[3][];
         final MemorySegment[] xq = new MemorySegment[3];
+        /** {@link #packedFor} each matrix, or {@code null}. */
+        final MemorySegment[] packed = new MemorySegment[3];
         int count;
         int batch;
         int parts;
@@ -291,13 +315,15 @@ public final class CpuBackend implements Backend {
         void clear() {
             java.util.Arrays.fill(w, null);
             java.util.Arrays.fill(out, null);
+            java.util.Arrays.fill(packed, null);
         }
 
         @Override
         public void run(int chunk, int worker) {
             for (int i = 0; i < count; i++) {
                 int rows = w[i].rows();
-                nat.matmul(w[i], xq[i], batch, heap[worker].of(out[i]), split(rows, chunk, parts), split(rows, chunk + 1, parts));
+                nat.matmul(w[i], packed[i], xq[i], batch, heap[worker].of(out[i]), split(rows, chunk, parts),
+                        split(rows, chunk + 1, parts));
             }
         }
 
@@ -307,6 +333,19 @@ public final class CpuBackend implements Backend {
             }
             return (int) Math.min(rows, ((long) rows * p / parts + 8) / 16 * 16);
         }
+    }
+
+    /** The packed form of {@code w} for the native kernels, made on first use; {@code null} where it has none. */
+    private MemorySegment packedFor(WeightMatrix w) {
+        if (packArena == null || NativeKernels.packedBytes(w) < 0) {
+            return null;
+        }
+        MemorySegment p = packed.get(w);
+        if (p == null) {
+            p = nat.repack(w, packArena);
+            packed.put(w, p);
+        }
+        return p;
     }
 
     /** Small jobs run on the calling thread: waking the team costs more than it saves. */
@@ -399,6 +438,10 @@ public final class CpuBackend implements Backend {
     @Override
     public void close() {
         pool.close();
+        if (packArena != null && packArena.scope().isAlive()) {
+            packed.clear();
+            packArena.close();
+        }
         for (int i = 0; i < nativeArenas.length; i++) {
             if (nativeArenas[i] != null) {
                 nativeArenas[i].close();

@@ -33,7 +33,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 3;
+    private static final int ABI_VERSION = 4;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -43,7 +43,7 @@ public final class NativeKernels {
     private static final int[] ISA_FEATURES = {FEAT_AVX512VNNI, FEAT_AVXVNNI, FEAT_AVX2};
 
     /** Bytes of one activation block for 32-element weight blocks ({@code juno_xq8}) and 256 ({@code juno_xqk}). */
-    static final int XQ8_BYTES = 72;
+    static final int XQ8_BYTES = 76;
     static final int XQK_BYTES = 292;
 
     private static volatile Loaded loaded;
@@ -53,10 +53,18 @@ public final class NativeKernels {
     private final MethodHandle matmul;
     private final MethodHandle attnScores;
     private final MethodHandle attnValues;
+    private final MethodHandle repack;
+
+    /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
+    private static final int PACKED = 256;
+    /** Rows per group of packed Q4_0, and bytes per group and block of 32 columns ({@code kernels/q4_0_x16.c}). */
+    static final int PACK_ROWS = 16;
+    private static final int PACK_BLOCK_BYTES = 288;
 
     private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul, MethodHandle attnScores,
-                          MethodHandle attnValues) {
+                          MethodHandle attnValues, MethodHandle repack) {
         this.isa = isa;
+        this.repack = repack;
         this.quantize = quantize;
         this.matmul = matmul;
         this.attnScores = attnScores;
@@ -163,7 +171,10 @@ public final class NativeKernels {
                     FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, f,
                             ValueLayout.ADDRESS, j, j),
                     critical);
-            return new Loaded(new NativeKernels(isa, q, m, as, av), null, features);
+            MethodHandle rp = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_repack"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, j,
+                            ValueLayout.ADDRESS));
+            return new Loaded(new NativeKernels(isa, q, m, as, av, rp), null, features);
         } catch (Throwable e) {
             return new Loaded(null, "cannot load the native library " + lib + ": " + e, 0);
         }
@@ -260,7 +271,8 @@ public final class NativeKernels {
             case Q2_K, Q3_K, Q6_K -> n / 256 * XQK_BYTES;
             // then the sums of 32 and the scales by activation row (juno_cpu.c sums_by_row), rows rounded up to 16
             case Q4_K, Q5_K -> n / 256 * XQK_BYTES + (long) cols / 256 * 9 * ((rows + 15) / 16 * 16) * Float.BYTES;
-            case F32, F16, BF16 -> n * Float.BYTES;
+            case F32 -> n * Float.BYTES;
+            case F16, BF16 -> n * 2; // rounded to the weight's type, stored in its 16 bits
             default -> throw new IllegalArgumentException("no native kernel for " + type);
         };
     }
@@ -350,10 +362,54 @@ public final class NativeKernels {
     }
 
     /**
+     * Bytes {@link #repack} writes for {@code w}, or {@code -1} when its type has no packed form. Only Q4_0 has one:
+     * groups of 16 rows, one row per vector lane, so that a block's whole integer dot sums inside the lane (as
+     * llama.cpp's repacked Q4_0 does); its results are within rounding of the plain kernels', not bit-identical
+     * ({@code kernels/q4_0_x16.c}).
+     */
+    public static long packedBytes(WeightMatrix w) {
+        if (w.type() != GgmlType.Q4_0 || !supports(w.type(), w.cols())) {
+            return -1;
+        }
+        return (w.rows() + PACK_ROWS - 1L) / PACK_ROWS * (w.cols() / 32) * PACK_BLOCK_BYTES;
+    }
+
+    /** {@code w} rearranged for {@link #matmul(WeightMatrix, MemorySegment, MemorySegment, int, MemorySegment, int, int)}, in {@code arena}. */
+    public MemorySegment repack(WeightMatrix w, Arena arena) {
+        long bytes = packedBytes(w);
+        if (bytes < 0) {
+            throw new IllegalArgumentException("no packed form of " + w.type());
+        }
+        MemorySegment data = w.data();
+        if ((w.rows() - 1L) * w.rowStride() + w.rowBytes() > data.byteSize()) {
+            throw new IllegalArgumentException(w.name() + ": weight segment of " + data.byteSize() + " bytes too small");
+        }
+        MemorySegment dst = arena.allocate(bytes, 64);
+        int rc;
+        try {
+            rc = (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native repack failed", t);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("native repack refused " + w.type() + " (" + rc + ")");
+        }
+        return dst;
+    }
+
+    /**
      * {@code out[b·rows + r] = W[r]·x[b]} for weight rows {@code [r0, r1)} and activation rows {@code b < batch}, with
      * {@code xq} from {@link #quantize} of the whole batch.
      */
     public void matmul(WeightMatrix w, MemorySegment xq, int batch, MemorySegment out, int r0, int r1) {
+        matmul(w, null, xq, batch, out, r0, r1);
+    }
+
+    /**
+     * As {@link #matmul(WeightMatrix, MemorySegment, int, MemorySegment, int, int)}, from {@code packed} (what
+     * {@link #repack} made of {@code w}; then {@code r0} is a multiple of 16) when it is not {@code null}.
+     */
+    public void matmul(WeightMatrix w, MemorySegment packed, MemorySegment xq, int batch, MemorySegment out, int r0, int r1) {
         GgmlType type = w.type();
         int cols = w.cols();
         int rows = w.rows();
@@ -373,12 +429,22 @@ public final class NativeKernels {
         if ((rows - 1L) * w.rowStride() + w.rowBytes() > data.byteSize()) {
             throw new IllegalArgumentException(w.name() + ": weight segment of " + data.byteSize() + " bytes too small");
         }
+        int id = type.id;
+        if (packed != null) {
+            long need = packedBytes(w);
+            if (need < 0 || packed.byteSize() < need || r0 % PACK_ROWS != 0) {
+                throw new IllegalArgumentException(w.name() + ": packed weights of " + packed.byteSize() + " bytes (need "
+                        + need + ") or first row " + r0 + " not a multiple of " + PACK_ROWS);
+            }
+            data = packed;
+            id |= PACKED;
+        }
         if (r0 == r1) {
             return;
         }
         int rc;
         try {
-            rc = (int) matmul.invokeExact(type.id, data, w.rowStride(), (long) cols, xq, (long) batch,
+            rc = (int) matmul.invokeExact(id, data, w.rowStride(), (long) cols, xq, (long) batch,
                     out, (long) rows, (long) r0, (long) r1);
         } catch (Throwable t) {
             throw new IllegalStateException("native matmul failed", t);

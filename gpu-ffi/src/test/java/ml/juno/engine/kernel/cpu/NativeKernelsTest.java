@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The native kernels against the Java backend, every variant this CPU runs, every weight type: bit for bit, for odd
- * row counts and widths, batches 1 to 130, random and extreme blocks.
+ * row counts and widths, batches 1 to 130, random and extreme blocks. Q4_0 here in its stored layout; repacked it has
+ * numerics of its own (PackedQ4_0Test).
  */
 class NativeKernelsTest {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -111,7 +112,7 @@ class NativeKernelsTest {
     private static CpuBackend nativeBackend(String isa) {
         NativeKernels.Loaded l = NativeKernels.variant(isa);
         assertTrue(l.ok(), isa + ": " + l.problem());
-        CpuBackend b = new CpuBackend(2, l.kernels());
+        CpuBackend b = new CpuBackend(2, l.kernels(), false);
         synchronized (OPEN) {
             OPEN.add(b);
         }
