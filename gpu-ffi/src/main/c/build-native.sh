@@ -42,6 +42,11 @@ fi
 if [ $ok = 1 ] && ! build avx512vnni -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni; then
   say "this compiler cannot build the AVX-512 VNNI variant; the others are built"; rm -f "$tmp/juno_cpu_avx512vnni.o"
 fi
+# AMX (Q4_K tiles) is its own file on top of the AVX-512 flags: a compiler without -mamx-int8 only loses it
+if [ $ok = 1 ] && [ -f "$tmp/juno_cpu_avx512vnni.o" ] && ! "$cc" "${common[@]}" -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
+    -mavx512vl -mavx512dq -mavx512vnni -mamx-tile -mamx-int8 -c "$src/juno_amx.c" -o "$tmp/juno_amx.o" >>"$log" 2>&1; then
+  say "this compiler cannot build the AMX kernels; the others are built"; rm -f "$tmp/juno_amx.o"
+fi
 mkdir -p "$out"
 if [ -n "$harness" ]; then
   [ $ok = 1 ] && { "$cc" "${common[@]}" -mavx2 -mf16c "$harness" "$tmp"/*.o "${link[@]}" -o "$out/juno-cpu-test" -lm >>"$log" 2>&1 || ok=0; }

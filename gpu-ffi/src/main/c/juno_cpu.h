@@ -36,7 +36,8 @@ enum {
 enum {
     JUNO_FEAT_AVX2 = 1,       /* AVX2 + FMA + F16C */
     JUNO_FEAT_AVXVNNI = 2,    /* AVX-VNNI (VEX-encoded vpdpbusd) */
-    JUNO_FEAT_AVX512VNNI = 4  /* AVX-512 F/BW/VL/DQ + VNNI */
+    JUNO_FEAT_AVX512VNNI = 4, /* AVX-512 F/BW/VL/DQ + VNNI */
+    JUNO_FEAT_AMX = 8         /* AMX-TILE + AMX-INT8 with the OS's tile state (XCR0); Linux still asks per process */
 };
 
 /*

@@ -2,6 +2,9 @@
  * Built for the baseline x86-64: tells Java which of the library's ISA variants this CPU (and its OS) can run.
  */
 #include <stdint.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "juno_cpu.h"
 
@@ -22,6 +25,13 @@ int juno_cpu_features(void) {
                 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
                 && __builtin_cpu_supports("avx512vnni")) {
             f |= JUNO_FEAT_AVX512VNNI;
+            /* CPUID.7.0:EDX bits 24 (AMX-TILE) and 25 (AMX-INT8); XCR0 bits 17 and 18 (tile config and data) */
+            unsigned a, b, c, d;
+            if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (3u << 24)) == (3u << 24)) {
+                unsigned lo, hi;
+                __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+                if ((lo & (3u << 17)) == (3u << 17)) f |= JUNO_FEAT_AMX;
+            }
         }
     }
 #endif

@@ -80,18 +80,23 @@ static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const f
                            float *corr) {
     const float *dt = t + 8 * nb * bp;
     for (int r = 0; r < nr; r++) {
-        for (int64_t c0 = 0; c0 < bp; c0 += MT_W) {
-            mt_vec acc = mt_zero();
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *blk = w + r * stride + b * bytes;
-                uint64_t mn = k4_min_bytes(blk + 4);
-                const float *tb = t + 8 * b * bp + c0;
-                mt_vec ms = mt_mul(mt_load(tb), mt_set1((float)(mn & 0xFF)));
-                for (int j = 1; j < 8; j++) ms = mt_fmadd(mt_load(tb + j * bp), mt_set1((float)((mn >> (8 * j)) & 0xFF)), ms);
-                mt_vec dd = mt_mul(mt_set1(f16_to_f32(rd16(blk + 2))), mt_load(dt + b * bp + c0));
-                acc = mt_add(acc, mt_mul(dd, ms));
+        float *cr = corr + r * bp;
+        /* super-blocks outer, so each block's mins are decoded once for the whole batch; every lane still adds its
+           terms in block order */
+        for (int64_t c0 = 0; c0 < bp; c0 += MT_W) mt_store(cr + c0, mt_zero());
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *blk = w + r * stride + b * bytes;
+            uint64_t mn = k4_min_bytes(blk + 4);
+            mt_vec m[8];
+            for (int j = 0; j < 8; j++) m[j] = mt_set1((float)((mn >> (8 * j)) & 0xFF));
+            mt_vec dmin = mt_set1(f16_to_f32(rd16(blk + 2)));
+            const float *tb = t + 8 * b * bp;
+            for (int64_t c0 = 0; c0 < bp; c0 += MT_W) {
+                mt_vec ms = mt_mul(mt_load(tb + c0), m[0]);
+                for (int j = 1; j < 8; j++) ms = mt_fmadd(mt_load(tb + j * bp + c0), m[j], ms);
+                mt_vec dd = mt_mul(dmin, mt_load(dt + b * bp + c0));
+                mt_store(cr + c0, mt_add(mt_load(cr + c0), mt_mul(dd, ms)));
             }
-            mt_store(corr + r * bp + c0, acc);
         }
     }
 }

@@ -148,7 +148,7 @@ public final class CpuBackend implements Backend {
         }
         NativeKernels.Loaded l = NativeKernels.load();
         if (l.ok()) {
-            logOnce(System.Logger.Level.INFO, "Juno backend: native (" + l.kernels().isa() + ")");
+            logOnce(System.Logger.Level.INFO, "Juno backend: native (" + l.kernels().isa() + (l.kernels().amx() ? ", AMX tiles for Q4_K" : "") + ")");
             return new CpuBackend(threads, l.kernels());
         }
         logOnce(kind == Kind.NATIVE ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
@@ -279,18 +279,19 @@ public final class CpuBackend implements Backend {
             if ((long) batch * w.rows() > job.out[i].length) {
                 throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
             }
+            job.packed[i] = packedFor(w);
+            boolean packed = job.packed[i] != null;
             job.xq[i] = null;
             for (int j = 0; j < i; j++) {
-                if (job.w[j].type() == w.type()) {
+                if (job.w[j].type() == w.type() && (job.packed[j] != null) == packed) {
                     job.xq[i] = job.xq[j];
                     break;
                 }
             }
             if (job.xq[i] == null) {
-                job.xq[i] = activationBuffer(i, NativeKernels.activationBytes(w.type(), batch, w.cols()));
-                nat.quantize(w.type(), xs, batch, w.cols(), job.xq[i]);
+                job.xq[i] = activationBuffer(i, nat.activationBytes(w.type(), packed, batch, w.cols()));
+                nat.quantize(w.type(), packed, xs, batch, w.cols(), job.xq[i]);
             }
-            job.packed[i] = packedFor(w);
             work += (long) w.rows() * w.cols() * batch;
             minRows = Math.min(minRows, w.rows());
         }
@@ -337,7 +338,7 @@ public final class CpuBackend implements Backend {
 
     /** The packed form of {@code w} for the native kernels, made on first use; {@code null} where it has none. */
     private MemorySegment packedFor(WeightMatrix w) {
-        if (packArena == null || NativeKernels.packedBytes(w) < 0) {
+        if (packArena == null || nat.packedBytes(w) < 0) {
             return null;
         }
         MemorySegment p = packed.get(w);

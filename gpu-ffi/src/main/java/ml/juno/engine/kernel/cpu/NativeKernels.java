@@ -54,6 +54,14 @@ public final class NativeKernels {
     private final MethodHandle attnScores;
     private final MethodHandle attnValues;
     private final MethodHandle repack;
+    /** The AMX Q4_K kernels ({@code juno_amx.c}), or {@code null} where the CPU, the OS or the library has none. */
+    private final MethodHandle amxRepack;
+    private final MethodHandle amxQuantize;
+    private final MethodHandle amxMatmul;
+    private static final int FEAT_AMX = 8;
+    /** Bytes of the AMX layouts per 16 rows and super-block: weights ({@code amx_wblk}), activations ({@code amx_xblk}). */
+    private static final int AMX_WEIGHT_BYTES = 2432;
+    private static final int AMX_ACTIVATION_BYTES = 4672;
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
     private static final int PACKED = 256;
@@ -62,9 +70,12 @@ public final class NativeKernels {
     private static final int PACK_BLOCK_BYTES = 288;
 
     private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul, MethodHandle attnScores,
-                          MethodHandle attnValues, MethodHandle repack) {
+                          MethodHandle attnValues, MethodHandle repack, MethodHandle[] amx) {
         this.isa = isa;
         this.repack = repack;
+        this.amxRepack = amx != null ? amx[0] : null;
+        this.amxQuantize = amx != null ? amx[1] : null;
+        this.amxMatmul = amx != null ? amx[2] : null;
         this.quantize = quantize;
         this.matmul = matmul;
         this.attnScores = attnScores;
@@ -174,10 +185,42 @@ public final class NativeKernels {
             MethodHandle rp = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_repack"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, j,
                             ValueLayout.ADDRESS));
-            return new Loaded(new NativeKernels(isa, q, m, as, av, rp), null, features);
+            return new Loaded(new NativeKernels(isa, q, m, as, av, rp, bindAmx(syms, linker, isa, features)), null, features);
         } catch (Throwable e) {
             return new Loaded(null, "cannot load the native library " + lib + ": " + e, 0);
         }
+    }
+
+    /**
+     * The AMX kernels where the AVX-512 variant runs, the CPU has AMX-INT8 with the OS's tile state, the library has
+     * them and Linux grants this process the tile registers ({@code juno_amx_enable}); {@code -Djuno.native.amx=false}
+     * turns them off. {@code null} otherwise.
+     */
+    private static MethodHandle[] bindAmx(SymbolLookup syms, Linker linker, String isa, int features) throws Throwable {
+        if (!isa.equals("avx512vnni") || (features & FEAT_AMX) == 0 || "false".equals(System.getProperty("juno.native.amx"))
+                || syms.find("juno_amx_matmul_q4_k").isEmpty()) {
+            return null;
+        }
+        MethodHandle enable = linker.downcallHandle(syms.findOrThrow("juno_amx_enable"), FunctionDescriptor.of(ValueLayout.JAVA_INT));
+        if ((int) enable.invokeExact() != 0) {
+            return null;
+        }
+        Linker.Option critical = Linker.Option.critical(true);
+        ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
+        ValueLayout.OfInt i = ValueLayout.JAVA_INT;
+        return new MethodHandle[] {
+            linker.downcallHandle(syms.findOrThrow("juno_amx_repack_q4_k"),
+                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS)),
+            linker.downcallHandle(syms.findOrThrow("juno_amx_quantize_q4_k"),
+                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, j, ValueLayout.ADDRESS), critical),
+            linker.downcallHandle(syms.findOrThrow("juno_amx_matmul_q4_k"),
+                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j), critical)
+        };
+    }
+
+    /** Whether Q4_K products run on AMX tiles (after {@link #repack}). */
+    public boolean amx() {
+        return amxMatmul != null;
     }
 
     /**
@@ -278,15 +321,35 @@ public final class NativeKernels {
     }
 
     /**
+     * As {@link #activationBytes(GgmlType, int, int)}, for weights {@link #repack repacked} when {@code packed}: Q4_K
+     * on AMX takes its activations in groups of 16 rows.
+     */
+    public long activationBytes(GgmlType type, boolean packed, int rows, int cols) {
+        if (packed && type == GgmlType.Q4_K) {
+            return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / 256) * AMX_ACTIVATION_BYTES;
+        }
+        return activationBytes(type, rows, cols);
+    }
+
+    /** As {@link #quantize(GgmlType, boolean, MemorySegment, int, int, MemorySegment)} for weights as stored. */
+    public void quantize(GgmlType type, MemorySegment x, int rows, int cols, MemorySegment xq) {
+        quantize(type, false, x, rows, cols, xq);
+    }
+
+    /**
      * Quantizes (or rounds) activation rows {@code [0, rows)} of {@code x} (a heap segment of {@code [rows][cols]}
      * floats) for weights of {@code type} into {@code xq}, the layout {@link #matmul} reads for a batch of {@code rows}.
      */
-    public void quantize(GgmlType type, MemorySegment x, int rows, int cols, MemorySegment xq) {
+    public void quantize(GgmlType type, boolean packed, MemorySegment x, int rows, int cols, MemorySegment xq) {
         if (!supports(type, cols) || rows < 0 || (long) rows * cols * Float.BYTES > x.byteSize()) {
             throw new IllegalArgumentException("bad activations: " + type + ", " + rows + " rows of " + cols + " in "
                     + x.byteSize() / Float.BYTES + " floats");
         }
-        long need = activationBytes(type, rows, cols);
+        boolean tiles = packed && type == GgmlType.Q4_K;
+        if (tiles && !amx()) {
+            throw new IllegalArgumentException("no packed Q4_K without AMX");
+        }
+        long need = activationBytes(type, packed, rows, cols);
         if (need > xq.byteSize()) {
             throw new IllegalArgumentException("activation buffer of " + xq.byteSize() + " bytes < " + need);
         }
@@ -295,7 +358,8 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = (int) quantize.invokeExact(type.id, x, (long) rows, (long) cols, xq);
+            rc = tiles ? (int) amxQuantize.invokeExact(x, (long) rows, (long) cols, xq)
+                    : (int) quantize.invokeExact(type.id, x, (long) rows, (long) cols, xq);
         } catch (Throwable t) {
             throw new IllegalStateException("native quantize failed", t);
         }
@@ -362,16 +426,22 @@ public final class NativeKernels {
     }
 
     /**
-     * Bytes {@link #repack} writes for {@code w}, or {@code -1} when its type has no packed form. Only Q4_0 has one:
-     * groups of 16 rows, one row per vector lane, so that a block's whole integer dot sums inside the lane (as
-     * llama.cpp's repacked Q4_0 does); its results are within rounding of the plain kernels', not bit-identical
-     * ({@code kernels/q4_0_x16.c}).
+     * Bytes {@link #repack} writes for {@code w}, or {@code -1} when its type has no packed form here. Both are groups
+     * of 16 rows whose blocks' integer dots are summed whole before one float multiply-add per block, as llama.cpp's
+     * repacked and AMX kernels do, so their results are within rounding of the plain kernels', not bit-identical: Q4_0
+     * with one row per vector lane ({@code kernels/q4_0_x16.c}), Q4_K on AMX tiles where {@link #amx} ({@code
+     * juno_amx.c}).
      */
-    public static long packedBytes(WeightMatrix w) {
-        if (w.type() != GgmlType.Q4_0 || !supports(w.type(), w.cols())) {
+    public long packedBytes(WeightMatrix w) {
+        if (!supports(w.type(), w.cols())) {
             return -1;
         }
-        return (w.rows() + PACK_ROWS - 1L) / PACK_ROWS * (w.cols() / 32) * PACK_BLOCK_BYTES;
+        long groups = (w.rows() + PACK_ROWS - 1L) / PACK_ROWS;
+        return switch (w.type()) {
+            case Q4_0 -> groups * (w.cols() / 32) * PACK_BLOCK_BYTES;
+            case Q4_K -> amx() ? groups * (w.cols() / 256) * AMX_WEIGHT_BYTES : -1;
+            default -> -1;
+        };
     }
 
     /** {@code w} rearranged for {@link #matmul(WeightMatrix, MemorySegment, MemorySegment, int, MemorySegment, int, int)}, in {@code arena}. */
@@ -387,7 +457,8 @@ public final class NativeKernels {
         MemorySegment dst = arena.allocate(bytes, 64);
         int rc;
         try {
-            rc = (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
+            rc = w.type() == GgmlType.Q4_K ? (int) amxRepack.invokeExact(data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst)
+                    : (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
         } catch (Throwable t) {
             throw new IllegalStateException("native repack failed", t);
         }
@@ -422,7 +493,7 @@ public final class NativeKernels {
         if ((long) batch * rows * Float.BYTES > out.byteSize()) {
             throw new IllegalArgumentException("output of " + out.byteSize() / Float.BYTES + " floats < " + batch + "x" + rows);
         }
-        if (activationBytes(type, batch, cols) > xq.byteSize()) {
+        if (activationBytes(type, packed != null, batch, cols) > xq.byteSize()) {
             throw new IllegalArgumentException("activations of " + xq.byteSize() + " bytes < " + batch + " rows of " + cols);
         }
         MemorySegment data = w.data();
@@ -444,8 +515,10 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = (int) matmul.invokeExact(id, data, w.rowStride(), (long) cols, xq, (long) batch,
-                    out, (long) rows, (long) r0, (long) r1);
+            rc = packed != null && type == GgmlType.Q4_K
+                    ? (int) amxMatmul.invokeExact(data, (long) cols, xq, (long) batch, out, (long) rows, (long) r0, (long) r1)
+                    : (int) matmul.invokeExact(id, data, w.rowStride(), (long) cols, xq, (long) batch,
+                            out, (long) rows, (long) r0, (long) r1);
         } catch (Throwable t) {
             throw new IllegalStateException("native matmul failed", t);
         }

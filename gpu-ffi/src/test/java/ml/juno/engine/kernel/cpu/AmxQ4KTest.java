@@ -1,0 +1,212 @@
+package ml.juno.engine.kernel.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Random;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.tensor.GgmlType;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Q4_K products on AMX tiles ({@code juno_amx.c}), where this machine has them: bit for bit what their definition
+ * says (per row and super-block the exact integer sum with the sub-block scales, one multiply-add with
+ * {@code d·d_x}, the min terms apart), computed here in scalar Java, at every batch size (below four activation rows
+ * the same numbers come from vector code instead of tiles, so a row never depends on its batch mates); within
+ * rounding of the Java backend; ranges split as the backend splits them; sizes checked before the downcall.
+ */
+class AmxQ4KTest {
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final int[] BATCHES = {1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 33, 64, 127, 128, 130};
+
+    private static NativeKernels amx() {
+        NativeKernels.Loaded l = NativeKernels.load();
+        return l.ok() && l.kernels().amx() ? l.kernels() : null;
+    }
+
+    /** Scale ({@code min = false}) or min of sub-block {@code j} from a block's 12 packed bytes at {@code o + 4}. */
+    private static int scaleOrMin(MemorySegment s, long o, int j, boolean min) {
+        int[] q = new int[12];
+        for (int i = 0; i < 12; i++) {
+            q[i] = s.get(ValueLayout.JAVA_BYTE, o + 4 + i) & 0xFF;
+        }
+        if (j < 4) {
+            return min ? q[j + 4] & 63 : q[j] & 63;
+        }
+        return min ? (q[j + 4] >> 4) | ((q[j] >> 6) << 4) : (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    }
+
+    /** The AMX kernels' definition, in scalar Java. */
+    static float[] definition(WeightMatrix w, float[] x, int batch) {
+        return definition(w, x, batch, null);
+    }
+
+    /**
+     * As {@link #definition}; {@code exact}, when given, gets each result in double precision (from the same quantized
+     * activations) and, at {@code exact[n + out.length]}, the sum of its terms' magnitudes.
+     */
+    static float[] definition(WeightMatrix w, float[] x, int batch, double[] exact) {
+        QuantActivations a = new QuantActivations();
+        a.quantize(x, batch, w.cols(), true);
+        int nb = w.cols() / 256;
+        MemorySegment s = w.data();
+        float[] out = new float[batch * w.rows()];
+        for (int n = 0; n < batch; n++) {
+            for (int m = 0; m < w.rows(); m++) {
+                float acc = 0f;
+                float corr = 0f;
+                double magnitude = 0;
+                double value = 0;
+                for (int b = 0; b < nb; b++) {
+                    long o = m * w.rowStride() + b * 144L;
+                    int xo = n * w.cols() + b * 256;
+                    float dx = a.d[n * nb + b];
+                    int isum = 0;
+                    float ms = 0f;
+                    for (int j = 0; j < 8; j++) {
+                        int dot = 0;
+                        int sum = 0;
+                        for (int e = 32 * j; e < 32 * j + 32; e++) {
+                            int i = e % 64;
+                            int q = s.get(ValueLayout.JAVA_BYTE, o + 16 + 32L * (e / 64) + (i & 31)) & 0xFF;
+                            int quant = i < 32 ? q & 0xF : q >> 4;
+                            dot += quant * a.q[xo + e];
+                            sum += a.q[xo + e];
+                        }
+                        isum += scaleOrMin(s, o, j, false) * dot;
+                        float mj = scaleOrMin(s, o, j, true);
+                        ms = j == 0 ? sum * mj : Math.fma((float) sum, mj, ms);
+                    }
+                    float d = Float.float16ToFloat(s.get(U16, o));
+                    float dmin = Float.float16ToFloat(s.get(U16, o + 2));
+                    acc = Math.fma((float) isum, d * dx, acc);
+                    corr = corr + (dmin * dx) * ms;
+                    magnitude += Math.abs((double) isum * d * dx) + Math.abs((double) dmin * dx * ms);
+                    value += (double) isum * d * dx - (double) dmin * dx * ms;
+                }
+                out[n * w.rows() + m] = acc - corr;
+                if (exact != null) {
+                    exact[n * w.rows() + m] = value;
+                    exact[out.length + n * w.rows() + m] = magnitude;
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void randomBlocks_matchTheDefinitionBitForBit_atEveryBatchSize_andTheJavaBackendWithinRounding() {
+        NativeKernels k = amx();
+        if (k == null) {
+            return; // no AMX here: Q4_K runs the AVX kernels, bit-identical to Java (NativeKernelsTest)
+        }
+        try (CpuBackend nat = new CpuBackend(2, k, true); CpuBackend java = new CpuBackend(1, null)) {
+            for (int rows : new int[] {1, 5, 16, 37}) {
+                for (int cols : new int[] {256, 768}) {
+                    WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, rows, cols, rows * 7 + cols),
+                            rows, cols);
+                    for (int batch : BATCHES) {
+                        float[] x = gaussian(batch * cols, 13L * batch + rows);
+                        float[] actual = new float[batch * rows];
+                        nat.matmul(w, x.clone(), actual, batch);
+                        String what = rows + "x" + cols + ", batch " + batch;
+                        double[] exact = new double[2 * batch * rows];
+                        assertBits(definition(w, x, batch, exact), actual, rows, what);
+                        float[] j = new float[batch * rows];
+                        java.matmul(w, x.clone(), j, batch);
+                        for (int i = 0; i < j.length; i++) {
+                            double magnitude = exact[j.length + i];
+                            // the whole integer sums leave a few float roundings: close to the exact value; the Java
+                            // backend's lane sums err more (up to 3e-5 of the terms seen here), so it gets a looser bound
+                            assertTrue(Math.abs(actual[i] - exact[i]) <= 1e-6 * magnitude + 1e-7,
+                                    what + " index " + i + ": AMX " + actual[i] + ", exact " + exact[i]);
+                            assertTrue(Math.abs(j[i] - actual[i]) <= 1e-4 * magnitude + 1e-6,
+                                    what + " index " + i + ": Java " + j[i] + ", AMX " + actual[i] + ", terms " + magnitude);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** A row's bits do not depend on how many rows share its batch (tiles from four rows, vector code below). */
+    @Test
+    void eachRow_givesTheSameBitsAloneAndInABatch() {
+        NativeKernels k = amx();
+        if (k == null) {
+            return;
+        }
+        int rows = 48;
+        int cols = 512;
+        WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, rows, cols, 9), rows, cols);
+        try (CpuBackend nat = new CpuBackend(1, k, true)) {
+            int batch = 21;
+            float[] x = gaussian(batch * cols, 4);
+            float[] all = new float[batch * rows];
+            nat.matmul(w, x.clone(), all, batch);
+            for (int n = 0; n < batch; n++) {
+                float[] one = new float[rows];
+                float[] xn = java.util.Arrays.copyOfRange(x, n * cols, (n + 1) * cols);
+                nat.matmul(w, xn, one, 1);
+                assertBits(java.util.Arrays.copyOfRange(all, n * rows, (n + 1) * rows), one, rows, "activation row " + n);
+            }
+        }
+    }
+
+    @Test
+    void rowRanges_andBadCalls() {
+        NativeKernels k = amx();
+        if (k == null) {
+            return;
+        }
+        int rows = 53;
+        int cols = 256;
+        int batch = 9;
+        WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, rows, cols, 5), rows, cols);
+        assertEquals(4L * 2432, k.packedBytes(w), "four groups of 16 rows, one super-block each");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment packed = k.repack(w, arena);
+            MemorySegment xq = arena.allocate(k.activationBytes(GgmlType.Q4_K, true, batch, cols), 64);
+            float[] x = gaussian(batch * cols, 3);
+            k.quantize(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols, xq);
+            float[] whole = new float[batch * rows];
+            k.matmul(w, packed, xq, batch, MemorySegment.ofArray(whole), 0, rows);
+            assertBits(definition(w, x, batch), whole, rows, "whole");
+            for (int cut = 16; cut < rows; cut += 16) {
+                float[] parts = new float[batch * rows];
+                k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), 0, cut);
+                k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), cut, rows);
+                assertBits(whole, parts, rows, "cut at " + cut);
+            }
+            MemorySegment out = MemorySegment.ofArray(new float[batch * rows]);
+            assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq, batch, out, 8, rows), "first row not a multiple of 16");
+            assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed.asSlice(0, 2432), xq, batch, out, 0, rows), "short packed weights");
+            assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq.asSlice(0, 4671), batch, out, 0, rows), "short activations");
+            assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols,
+                    xq.asSlice(0, 100)), "short activation buffer");
+        }
+    }
+
+    private static void assertBits(float[] expected, float[] actual, int rows, String what) {
+        for (int i = 0; i < expected.length; i++) {
+            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
+                fail(what + ": row " + (i % rows) + " of activation " + (i / rows) + ": expected " + expected[i] + ", got " + actual[i]);
+            }
+        }
+    }
+
+    private static float[] gaussian(int n, long seed) {
+        Random r = new Random(seed);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) (r.nextGaussian() * (i % 7 == 0 ? 4 : 1));
+        }
+        return x;
+    }
+}
