@@ -273,8 +273,8 @@ AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
     return _mm512_loadu_ps((const float *)row + i);
 }
 
-#define FZ_R 4
-#define FZ_C 6
+#define FZ_R 6
+#define FZ_C 4
 AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const uint8_t *x, int nr, int nc,
                     float *out, int64_t ldo) {
     __m512 acc[FZ_R][FZ_C];
@@ -295,12 +295,103 @@ AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, co
     }
 }
 
+/*
+ * Batches of F16/BF16 weights, blocked so that both operands come from L1 without conversions in the inner loop
+ * (vcvtph2ps is two uops on the FMA ports: converting a weight per activation tile and an activation per weight tile
+ * costs more than the FMAs): per block of 16 weight rows and chunk of FK_K columns, the rows widened to floats once,
+ * each tile of FZ_C activation rows widened once and taken by the four row tiles; the 16-lane accumulators wait in
+ * memory between chunks. Every lane still adds its products in column order, so the bits are float_ztile's.
+ */
+#define FK_K 256
+#define FK_ROWS (4 * FZ_R)
+#define FK_MIN_BATCH 32
+
+/* One tile's chunk: state holds the accumulators between chunks; on the last chunk the results go to out. */
+AI void float_ktile(const float *wk, const float *xk, int nr, int nc, int64_t len, __m512 *state, int first,
+                    float *out, int64_t ldo) {
+    __m512 acc[FZ_R][FZ_C];
+    UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {
+        acc[r][c] = first ? _mm512_setzero_ps() : state[r * FZ_C + c];
+    }
+    for (int64_t i = 0; i < len; i += 16) {
+        __m512 wv[FZ_R];
+        UNROLL for (int r = 0; r < nr; r++) wv[r] = _mm512_loadu_ps(wk + r * FK_K + i);
+        UNROLL for (int c = 0; c < nc; c++) {
+            __m512 xv = _mm512_loadu_ps(xk + c * FK_K + i);
+            UNROLL for (int r = 0; r < nr; r++) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
+        }
+    }
+    if (out) {
+        UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) {
+            out[c * ldo + r] = hsum8(_mm256_add_ps(_mm512_castps512_ps256(acc[r][c]), _mm512_extractf32x8_ps(acc[r][c], 1)));
+        }
+    } else {
+        UNROLL for (int r = 0; r < nr; r++) UNROLL for (int c = 0; c < nc; c++) state[r * FZ_C + c] = acc[r][c];
+    }
+}
+
+/* Elements [k0, k0+len) of n rows of 16-bit values (row i at p + i*stride bytes) as floats at dst (rows FK_K apart). */
+AI void widen_chunk(int type, const uint8_t *p, int64_t stride, int n, int64_t k0, int64_t len, float *dst) {
+    for (int i = 0; i < n; i++) {
+        for (int64_t e = 0; e < len; e += 16) {
+            _mm_prefetch((const char *)(p + i * stride) + 2 * (k0 + e + FK_K), _MM_HINT_T0); /* the next chunk */
+            _mm512_storeu_ps(dst + i * FK_K + e, load_w16(type, p + i * stride, k0 + e));
+        }
+    }
+}
+
+/*
+ * Rows [r0, r1) (r1 - r0 a multiple of FZ_R) with every activation row, blocked as above. Returns 0, or -1 without
+ * memory (the caller then runs the unblocked tiles).
+ */
+AI int float_kblocked(int type, const uint8_t *w, int64_t stride, int64_t cols, const uint8_t *x, int64_t xs,
+                      int64_t batch, float *out, int64_t ldo, int64_t r0, int64_t r1) {
+    int64_t full = batch / FZ_C, tiles = full + batch % FZ_C; /* tiles of FZ_C activation rows, then single rows */
+    __m512 *state = aligned_alloc(64, (size_t)(4 * tiles * FZ_R * FZ_C) * sizeof(__m512));
+    float *wk = aligned_alloc(64, (size_t)(FK_ROWS * FK_K) * sizeof(float));
+    float *xk = aligned_alloc(64, (size_t)(FZ_C * FK_K) * sizeof(float));
+    if (!state || !wk || !xk) {
+        free(state);
+        free(wk);
+        free(xk);
+        return -1;
+    }
+    for (int64_t rb = r0; rb < r1; rb += FK_ROWS) {
+        int nrt = (int)((r1 - rb < FK_ROWS ? r1 - rb : FK_ROWS) / FZ_R); /* row tiles in this block */
+        for (int64_t k0 = 0; k0 < cols; k0 += FK_K) {
+            int64_t len = cols - k0 < FK_K ? cols - k0 : FK_K;
+            int first = k0 == 0, last = k0 + len >= cols;
+            widen_chunk(type, w + rb * stride, stride, nrt * FZ_R, k0, len, wk);
+            for (int64_t t = 0; t < tiles; t++) {
+                int64_t c0 = t < full ? t * FZ_C : full * FZ_C + (t - full);
+                int nc = t < full ? FZ_C : 1;
+                widen_chunk(type, x + c0 * xs, xs, nc, k0, len, xk);
+                for (int rt = 0; rt < nrt; rt++) {
+                    __m512 *st = state + (rt * tiles + t) * FZ_R * FZ_C;
+                    float *o = last ? out + c0 * ldo + rb + rt * FZ_R : NULL;
+                    if (nc == FZ_C) float_ktile(wk + rt * FZ_R * FK_K, xk, FZ_R, FZ_C, len, st, first, o, ldo);
+                    else float_ktile(wk + rt * FZ_R * FK_K, xk, FZ_R, 1, len, st, first, o, ldo);
+                }
+            }
+        }
+    }
+    free(state);
+    free(wk);
+    free(xk);
+    return 0;
+}
+
 #define DEF_FLOAT_ZROWS(NAME, TYPE)                                                                                    \
     static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const void *xv, int64_t batch,           \
                              float *out, int64_t ldo, int64_t r0, int64_t r1) {                                        \
         const uint8_t *x = (const uint8_t *)xv;                                                                        \
         const int64_t xs = cols * X_BYTES(TYPE);                                                                       \
         int64_t r = r0;                                                                                                \
+        int64_t rk = r0 + (r1 - r0) / FZ_R * FZ_R;                                                                     \
+        if ((TYPE) != JUNO_F32 && batch >= FK_MIN_BATCH && rk > r0                                                     \
+                && float_kblocked(TYPE, w, stride, cols, x, xs, batch, out, ldo, r0, rk) == 0) {                        \
+            r = rk;                                                                                                    \
+        }                                                                                                              \
         for (; r + FZ_R <= r1; r += FZ_R) {                                                                            \
             int64_t c = 0;                                                                                             \
             for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
