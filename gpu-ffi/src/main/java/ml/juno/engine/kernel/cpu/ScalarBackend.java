@@ -28,7 +28,7 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
-        if (QuantRow.supports(w.type())) {
+        if (CpuTypeTraits.of(w.type()).quantized()) {
             if (quantRow.q.length < w.cols()) {
                 quantRow = new QuantRow(w.cols());
             }
