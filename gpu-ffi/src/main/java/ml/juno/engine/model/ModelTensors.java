@@ -6,8 +6,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.WeightMatrix;
-import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.quant.Dequantize;
 import ml.juno.engine.tensor.GgmlType;
 
@@ -32,14 +32,14 @@ public final class ModelTensors {
     }
 
     private static void checkType(GgufTensorInfo t) {
-        if (t.type() == null || !CpuBackend.supports(t.type())) {
+        if (t.type() == null || !Backends.supports(t.type())) {
             throw new IllegalArgumentException("tensor " + t.name() + " has block type " + t.type()
                     + ", which the engine cannot compute with; supported: " + supportedTypes());
         }
     }
 
     static String supportedTypes() {
-        return Stream.of(GgmlType.values()).filter(CpuBackend::supports).map(Enum::name).collect(Collectors.joining(", "));
+        return Stream.of(GgmlType.values()).filter(Backends::supports).map(Enum::name).collect(Collectors.joining(", "));
     }
 
     /** Matrix {@code name} of ggml shape {@code [cols, rows]}. */

@@ -2,7 +2,6 @@ package ml.juno.engine.kernel.cpu;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Locale;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -10,6 +9,7 @@ import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
@@ -18,7 +18,8 @@ import ml.juno.engine.kv.KvCache;
 /**
  * The CPU backend: matrix products in Juno's native kernels ({@link NativeKernels}) where they loaded, else in Vector
  * API kernels, on a fixed {@link ComputePool}; the other operations in Java. Both kinds of product give bit-identical
- * results. {@link #create} picks the kind as the user asked ({@code --backend}, {@code JUNO_BACKEND}). Matrix products decode a tile of weight rows
+ * results. {@link ml.juno.engine.kernel.Backends#select} picks the kind as the user asked ({@code --backend},
+ * {@code JUNO_BACKEND}). Matrix products decode a tile of weight rows
  * (from their mapped blocks) into a per-thread L1/L2 buffer once per step and multiply it with every activation row of
  * the batch, so each weight byte is read from memory once per step whatever the batch size. Each output element is one
  * dot product in a fixed order, so results do not depend on the batch or on the thread count.
@@ -35,9 +36,6 @@ public final class CpuBackend implements Backend {
     static {
         JitDirectives.install();
     }
-
-    private static final System.Logger LOG = System.getLogger("ml.juno.engine.backend");
-    private static volatile boolean choiceLogged;
 
     private final ComputePool pool;
     /** The native kernels, or {@code null}: the Java ones. */
@@ -70,64 +68,9 @@ public final class CpuBackend implements Backend {
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
     }
 
-    /** The backend kinds a user can ask for. */
-    public enum Kind {
-        /** Native kernels where they loaded, else Java (the default). */
-        AUTO,
-        NATIVE,
-        JAVA;
-
-        /** {@code native}, {@code java} or {@code auto} (any case); anything else is refused naming the choices. */
-        public static Kind parse(String s) {
-            String v = s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
-            return switch (v) {
-                case "", "auto" -> AUTO;
-                case "native" -> NATIVE;
-                case "java" -> JAVA;
-                default -> throw new IllegalArgumentException("unknown backend '" + s + "' (choose native or java)");
-            };
-        }
-    }
-
-    /** The kind asked for: system property {@code juno.backend}, else environment {@code JUNO_BACKEND}, else auto. */
-    public static Kind requestedKind() {
-        String p = System.getProperty("juno.backend");
-        return Kind.parse(p != null ? p : System.getenv("JUNO_BACKEND"));
-    }
-
-    /**
-     * A backend of the {@link #requestedKind requested kind} with {@code threads} threads. Native when asked for (or by
-     * default) and the library loaded for this CPU; otherwise Java, and one log line says why.
-     */
-    public static CpuBackend create(int threads) {
-        return create(threads, requestedKind());
-    }
-
-    public static CpuBackend create(int threads, Kind kind) {
-        if (kind == Kind.JAVA) {
-            logOnce(System.Logger.Level.INFO, "Juno backend: java (asked for)");
-            return new CpuBackend(threads, null);
-        }
-        NativeKernels.Loaded l = NativeKernels.load();
-        if (l.ok()) {
-            logOnce(System.Logger.Level.INFO, "Juno backend: native (" + l.kernels().isa() + ")");
-            return new CpuBackend(threads, l.kernels());
-        }
-        logOnce(kind == Kind.NATIVE ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
-                "Juno backend: java, native kernels unavailable: " + l.problem());
-        return new CpuBackend(threads, null);
-    }
-
     /** Whether the CPU backend computes with weights of {@code type} ({@link CpuTypeTraits}). */
     public static boolean supports(GgmlType type) {
         return CpuTypeTraits.supports(type);
-    }
-
-    private static void logOnce(System.Logger.Level level, String line) {
-        if (!choiceLogged) {
-            choiceLogged = true;
-            LOG.log(level, line);
-        }
     }
 
     @Override

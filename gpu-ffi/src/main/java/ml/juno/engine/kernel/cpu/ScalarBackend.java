@@ -3,6 +3,7 @@ package ml.juno.engine.kernel.cpu;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kv.KvCache;
