@@ -3,7 +3,6 @@ package ml.juno.engine.kernel.cpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
@@ -281,7 +280,24 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
-        ScalarKernels.rope(x, shape, batch, cos, sin);
+        // scalar: a small share of a step, and the pairs' strides differ between the normal and NeoX layouts
+        int half = shape.ropeDims() / 2;
+        int width = shape.heads() * shape.headDim();
+        for (int b = 0; b < batch; b++) {
+            for (int h = 0; h < shape.heads(); h++) {
+                int base = b * width + h * shape.headDim();
+                for (int i = 0; i < half; i++) {
+                    int i0 = shape.neox() ? base + i : base + 2 * i;
+                    int i1 = shape.neox() ? base + i + half : base + 2 * i + 1;
+                    float c = cos[b * half + i];
+                    float s = sin[b * half + i];
+                    float x0 = x[i0];
+                    float x1 = x[i1];
+                    x[i0] = x0 * c - x1 * s;
+                    x[i1] = x0 * s + x1 * c;
+                }
+            }
+        }
     }
 
     @Override
@@ -303,7 +319,7 @@ public final class CpuBackend implements Backend {
     @Override
     public void swiglu(float[] gate, float[] up, int rows, int cols) {
         // per row, as ggml's AVX-512 build: its vector expf over full chunks of 16 (two 8-lane halves here), the C
-        // library's for the tail after the last full chunk (ScalarKernels.swiglu is the reference)
+        // library's for the tail after the last full chunk (the tests' ScalarKernels.swiglu is the reference)
         for (int r = 0; r < rows; r++) {
             int base = r * cols;
             int i = 0;

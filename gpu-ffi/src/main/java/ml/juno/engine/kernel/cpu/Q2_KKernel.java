@@ -4,7 +4,6 @@ import static ml.juno.engine.kernel.cpu.QuantLanes.F8;
 import static ml.juno.engine.kernel.cpu.QuantLanes.S16;
 import static ml.juno.engine.kernel.cpu.QuantLanes.I8;
 import static ml.juno.engine.kernel.cpu.QuantLanes.B16;
-import static ml.juno.engine.kernel.cpu.QuantLanes.lanes;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;

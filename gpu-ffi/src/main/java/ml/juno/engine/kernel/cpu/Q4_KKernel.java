@@ -6,7 +6,6 @@ import static ml.juno.engine.kernel.cpu.QuantLanes.I8;
 import static ml.juno.engine.kernel.cpu.QuantLanes.B16;
 import static ml.juno.engine.kernel.cpu.QuantLanes.widen;
 import static ml.juno.engine.kernel.cpu.QuantLanes.nibbles;
-import static ml.juno.engine.kernel.cpu.QuantLanes.load16;
 import static ml.juno.engine.kernel.cpu.QuantLanes.k4;
 
 import java.lang.foreign.MemorySegment;

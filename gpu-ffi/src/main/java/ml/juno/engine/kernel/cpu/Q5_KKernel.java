@@ -7,9 +7,6 @@ import static ml.juno.engine.kernel.cpu.QuantLanes.B16;
 import static ml.juno.engine.kernel.cpu.QuantLanes.widen;
 import static ml.juno.engine.kernel.cpu.QuantLanes.nibbles;
 import static ml.juno.engine.kernel.cpu.QuantLanes.bitsTo;
-import static ml.juno.engine.kernel.cpu.QuantLanes.pairSum;
-import static ml.juno.engine.kernel.cpu.QuantLanes.sum;
-import static ml.juno.engine.kernel.cpu.QuantLanes.lanes;
 import static ml.juno.engine.kernel.cpu.QuantLanes.k4;
 
 import java.lang.foreign.MemorySegment;

@@ -8,7 +8,6 @@ import static ml.juno.engine.kernel.cpu.QuantLanes.B8;
 import static ml.juno.engine.kernel.cpu.QuantLanes.widen;
 import static ml.juno.engine.kernel.cpu.QuantLanes.nibbles;
 import static ml.juno.engine.kernel.cpu.QuantLanes.bitsTo;
-import static ml.juno.engine.kernel.cpu.QuantLanes.pairSum;
 import static ml.juno.engine.kernel.cpu.QuantLanes.toFloat;
 import static ml.juno.engine.kernel.cpu.QuantLanes.toInt;
 import static ml.juno.engine.kernel.cpu.QuantLanes.f8;

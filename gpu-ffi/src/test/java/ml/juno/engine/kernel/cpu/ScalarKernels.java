@@ -10,7 +10,7 @@ import ml.juno.engine.kv.KvCache;
 
 /**
  * Scalar reference kernels: the plainest correct loop for every operation of {@link ml.juno.engine.kernel.Backend},
- * in the order llama.cpp's reference paths use. The vector kernels are tested against these.
+ * in the order llama.cpp's reference paths use. The vector kernels are tested against these (with {@link ScalarBackend}).
  */
 public final class ScalarKernels {
 
@@ -215,14 +215,6 @@ public final class ScalarKernels {
         }
     }
 
-    private static final float GELU_COEF_A = 0.044715f;
-    private static final float SQRT_2_OVER_PI = 0.79788456080286535587989211986876f;
-
-    /** ggml's {@code ggml_gelu_f32}: the tanh approximation in float. */
-    public static float gelu(float x) {
-        return 0.5f * x * (1.0f + (float) Math.tanh(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
-    }
-
     /** GELU as ggml's CPU backend evaluates it ({@code GGML_GELU_FP16}): F16 in, F16 out, clamped outside ±10. */
     public static float geluAsGgml(float x) {
         if (x <= -10f) {
@@ -232,7 +224,7 @@ public final class ScalarKernels {
             return x;
         }
         float h = Float.float16ToFloat(Float.floatToFloat16(x));
-        return Float.float16ToFloat(Float.floatToFloat16(gelu(h)));
+        return Float.float16ToFloat(Float.floatToFloat16(GeluTable.tanhGelu(h)));
     }
 
     public static void geglu(float[] gate, float[] up, int n) {
