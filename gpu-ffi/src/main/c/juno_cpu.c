@@ -3,7 +3,7 @@
  * Every exported function is named juno_<isa>_<name>. The ABI and the numerics are described in juno_cpu.h.
  *
  * Written for Juno; the integer block arithmetic follows ggml's (llama.cpp) idea of 8-bit multiply-adds
- * (vpmaddubsw/vpmaddwd, VNNI vpdpbusd), the lanes and float order follow Juno's Java backend (QuantDot).
+ * (vpmaddubsw/vpmaddwd, VNNI vpdpbusd), the lanes and float order follow Juno's Java backend (the kernel.cpu *Kernel classes).
  */
 #include <immintrin.h>
 #include <math.h>

@@ -7,7 +7,7 @@
  * the baseline) tells Java which variants this CPU can run. Java checks every size before a call: these functions
  * trust their arguments.
  *
- * Numerics: the same integers and the same float operations, in the same order, as the Java backend (QuantDot), so
+ * Numerics: the same integers and the same float operations, in the same order, as the Java backend (the kernel.cpu *Kernel classes), so
  * the results are bit-identical to it: activations quantized as llama.cpp quantizes them (Q8_0 blocks of 32 with an
  * F16-rounded scale, Q8_K blocks of 256), integer sums per block in eight 32-bit lanes, one float multiply-add per
  * block with d_w * d_x, the lanes summed in a fixed tree. Lane L of a 32-element block holds elements 2L, 2L+1,

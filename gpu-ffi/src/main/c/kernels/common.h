@@ -95,7 +95,7 @@ AI __m256i dot_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
 #endif
 }
 
-/* ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): the Java backend's QuantDot.sum. */
+/* ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)): the Java backend's QuantLanes.sum. */
 AI float hsum8(__m256 v) {
     __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); /* l0+l4, l1+l5, l2+l6, l3+l7 */
     __m128 b = _mm_add_ps(a, _mm_movehl_ps(a, a));                                  /* (..)+(..) for 0,2 and 1,3 */
@@ -281,7 +281,7 @@ typedef struct {
 #define UNROLL _Pragma("GCC unroll 8")
 
 /*
- * As QuantDot.dotFloat: per block the eight integer lanes, converted and multiply-added with d_w*d_x; the lane sum;
+ * As Block32Kernel.dotFloat: per block the eight integer lanes, converted and multiply-added with d_w*d_x; the lane sum;
  * plus the min terms sum(m_b * s_b) for Q4_1/Q5_1.
  */
 #define DEF_LEGACY(NAME, BYTES, LOAD, SIGNED, MINS)                                                                    \
@@ -319,7 +319,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- K-quants (Q8_K activations) */
 
-/* Scale and min j of a Q4_K/Q5_K super-block's 12 packed bytes (ScalarDecode.scaleK4/minK4). */
+/* Scale and min j of a Q4_K/Q5_K super-block's 12 packed bytes (Q4_KKernel.scaleK4/minK4). */
 AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
     for (int j = 0; j < 4; j++) {
         sc[j] = q[j] & 63;
@@ -331,7 +331,7 @@ AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
     }
 }
 
-/* Q3_K scale j with its -32 (ScalarDecode.q3kScale). */
+/* Q3_K scale j with its -32 (Q3_KKernel.q3kScale). */
 AI int32_t scale_q3k(const uint8_t *s, int j) {
     int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
     int high = (s[8 + (j & 3)] >> (2 * (j >> 2))) & 3;
@@ -344,7 +344,7 @@ AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)
 /*
  * The K-quant kernels: per super-block the eight integer lanes (sub-block scales applied in integers) of every (weight
  * row, activation row) of the tile, converted and multiply-added with d*d_x; the min terms (dmin*d_x)*sum(m_j*S_j)
- * summed apart and subtracted at the end (QuantDot.fusedQ4_K and the others).
+ * summed apart and subtracted at the end (Q4_KKernel's single-row kernel and the others).
  */
 #define K_TILE_BEGIN                                                                                                   \
     __m256 acc[KR][KC];                                                                                                \

@@ -40,7 +40,7 @@ AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
     K_TILE_END_MINS(pc, bp)
 }
 
-/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (QuantDot.minsK4). */
+/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (Q4_KKernel.minsK4). */
 AI uint64_t k4_min_bytes(const uint8_t *q) {
     uint32_t u1 = rd32(q + 4), u2 = rd32(q + 8);
     uint32_t mlo = u1 & 0x3f3f3f3fu;
@@ -73,7 +73,7 @@ AI uint64_t k4_min_bytes(const uint8_t *q) {
 
 /*
  * The min terms of weight rows [0, nr) (Q4_K/Q5_K, BYTES per block) with every activation row, as
- * QuantDot.kCorrections: per super-block for MT_W activation rows at once, ms = sum_j m_j * S_j (exact integers in
+ * SuperBlockKernel.kCorrections: per super-block for MT_W activation rows at once, ms = sum_j m_j * S_j (exact integers in
  * floats), then corr += (dmin * d_x) * ms; corr[r*bp + c]. t: the sums by activation row (sums_by_row).
  */
 static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const float *t, int64_t bp, int nr, int bytes,

@@ -2,7 +2,7 @@ package ml.juno.cli;
 
 import java.util.List;
 import java.util.Map;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.TypeConversionException;
@@ -16,13 +16,13 @@ import picocli.CommandLine.TypeConversionException;
  */
 final class BackendOption {
 
-    /** The system property the engine reads ({@link CpuBackend#requestedKind}); environment JUNO_BACKEND is its fallback. */
+    /** The system property the engine reads ({@link Backends#requestedKind}); environment JUNO_BACKEND is its fallback. */
     static final String PROPERTY = "juno.backend";
 
     @Option(names = "--backend", paramLabel = "native|java", converter = KindConverter.class,
             description = "CPU kernels: native (Juno's C kernels; Java with one log line where they cannot load) or java "
                     + "(Vector API). Default: env JUNO_BACKEND, else native where it loads.")
-    CpuBackend.Kind kind;
+    Backends.Kind kind;
 
     /** The flag's value, lower case ({@code native}, {@code java}, {@code auto}), or {@code null} when not given. */
     String value() {
@@ -62,24 +62,24 @@ final class BackendOption {
         }
         checkInherited();
         String p = System.getProperty(PROPERTY);
-        return p == null ? null : CpuBackend.Kind.parse(p).name().toLowerCase(java.util.Locale.ROOT);
+        return p == null ? null : Backends.Kind.parse(p).name().toLowerCase(java.util.Locale.ROOT);
     }
 
     private static void checkInherited() {
         try {
-            CpuBackend.requestedKind();
+            Backends.requestedKind();
         } catch (IllegalArgumentException e) {
             String from = System.getProperty(PROPERTY) != null ? "-D" + PROPERTY : "JUNO_BACKEND";
             throw new CliException(from + ": " + e.getMessage());
         }
     }
 
-    /** {@link CpuBackend.Kind#parse}; its message ("unknown backend 'x' (choose native or java)") becomes the usage error. */
-    static final class KindConverter implements ITypeConverter<CpuBackend.Kind> {
+    /** {@link Backends.Kind#parse}; its message ("unknown backend 'x' (choose native or java)") becomes the usage error. */
+    static final class KindConverter implements ITypeConverter<Backends.Kind> {
         @Override
-        public CpuBackend.Kind convert(String value) {
+        public Backends.Kind convert(String value) {
             try {
-                return CpuBackend.Kind.parse(value);
+                return Backends.Kind.parse(value);
             } catch (IllegalArgumentException e) {
                 throw new TypeConversionException(e.getMessage());
             }

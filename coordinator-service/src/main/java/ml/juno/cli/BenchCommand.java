@@ -26,6 +26,7 @@ import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Bench;
 import ml.juno.engine.model.BenchResult;
@@ -165,7 +166,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private static Model load(GgufFile file, EngineOptions options) {
         try {
-            return Model.load(file, options);
+            return Model.load(file, options, Backends::select);
         } catch (IllegalArgumentException e) {
             throw new CliException("cannot run " + file.path() + ": " + e.getMessage());
         }

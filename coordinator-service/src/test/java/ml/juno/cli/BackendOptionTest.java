@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import ml.juno.engine.EngineInfo;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -45,9 +45,9 @@ class BackendOptionTest {
     }
 
     /** The kind and isa the engine gives for {@code kind} on this machine (native only where its library loads). */
-    static String[] expected(CpuBackend.Kind kind) {
+    static String[] expected(Backends.Kind kind) {
         NativeKernels.Loaded l = NativeKernels.load();
-        if (kind != CpuBackend.Kind.JAVA && l.ok()) {
+        if (kind != Backends.Kind.JAVA && l.ok()) {
             return new String[] {"native", l.kernels().isa()};
         }
         return new String[] {"java", "vector" + EngineInfo.FLOAT_SPECIES.vectorBitSize()};
@@ -164,7 +164,7 @@ class BackendOptionTest {
         new CommandLine(bench).parseArgs("--backend", "java");
         bench.backend.applyToThisJvm();
         assertEquals("java", System.getProperty("juno.backend"));
-        assertEquals(CpuBackend.Kind.JAVA, CpuBackend.requestedKind());
+        assertEquals(Backends.Kind.JAVA, Backends.requestedKind());
     }
 
     @Test

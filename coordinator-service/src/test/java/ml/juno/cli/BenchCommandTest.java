@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +43,7 @@ class BenchCommandTest {
         assertTrue(o.get("pp_stddev").asDouble() >= 0 && o.get("tg_stddev").asDouble() >= 0);
         assertEquals(1171200, o.get("model_bytes").asLong()); // the tensors of stories260K.gguf
         assertEquals(1, o.get("threads").asInt());
-        String[] auto = BackendOptionTest.expected(CpuBackend.requestedKind());
+        String[] auto = BackendOptionTest.expected(Backends.requestedKind());
         assertEquals(auto[0], o.path("backend").asText(), "which kernels ran, in " + o);
         assertEquals(auto[1], o.path("isa").asText(), o.toString());
     }
@@ -54,7 +54,7 @@ class BenchCommandTest {
                 "-r", "1", "--backend", "java", "--json");
         assertEquals(0, r.code(), r.err());
         JsonNode o = new ObjectMapper().readTree(r.out());
-        String[] java = BackendOptionTest.expected(CpuBackend.Kind.JAVA);
+        String[] java = BackendOptionTest.expected(Backends.Kind.JAVA);
         assertEquals("java", o.path("backend").asText(), o.toString());
         assertEquals(java[1], o.path("isa").asText(), o.toString());
 
@@ -70,7 +70,7 @@ class BenchCommandTest {
                 "-r", "1", "--backend", "native", "--json");
         assertEquals(0, r.code(), "never a crash: " + r.err());
         JsonNode o = new ObjectMapper().readTree(r.out());
-        String[] nat = BackendOptionTest.expected(CpuBackend.Kind.NATIVE);
+        String[] nat = BackendOptionTest.expected(Backends.Kind.NATIVE);
         assertEquals(nat[0], o.path("backend").asText(), o.toString());
         assertEquals(nat[1], o.path("isa").asText(), o.toString());
     }
@@ -95,7 +95,7 @@ class BenchCommandTest {
         assertEquals(0, p.exitValue(), stderr);
         JsonNode o = new ObjectMapper().readTree(Files.readString(out));
         assertEquals("java", o.path("backend").asText(), o.toString());
-        assertEquals(BackendOptionTest.expected(CpuBackend.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
+        assertEquals(BackendOptionTest.expected(Backends.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
         long lines = stderr.lines().filter(l -> l.contains("Juno backend:")).count();
         assertEquals(1, lines, stderr);
         assertTrue(stderr.contains("Juno backend: java, native kernels unavailable: cannot load the native library"), stderr);
@@ -115,7 +115,7 @@ class BenchCommandTest {
             assertTrue(run.get("ttft_ms").asDouble() > 0, run.toString());
         }
         JsonNode o = new ObjectMapper().readTree(r.out());
-        String[] auto = BackendOptionTest.expected(CpuBackend.requestedKind());
+        String[] auto = BackendOptionTest.expected(Backends.requestedKind());
         assertEquals(auto[0], o.path("backend").asText(), o.toString());
         assertEquals(auto[1], o.path("isa").asText(), o.toString());
     }
@@ -127,7 +127,7 @@ class BenchCommandTest {
         assertEquals(0, r.code(), r.err());
         JsonNode o = new ObjectMapper().readTree(r.out());
         assertEquals("java", o.path("backend").asText(), o.toString());
-        assertEquals(BackendOptionTest.expected(CpuBackend.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
+        assertEquals(BackendOptionTest.expected(Backends.Kind.JAVA)[1], o.path("isa").asText(), o.toString());
         JunoCliTest.Run text = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "4", "-n", "3",
                 "--concurrency", "2", "--backend", "java");
         assertEquals(0, text.code(), text.err());

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import ml.juno.engine.EngineInfo;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +24,7 @@ class CoordinatorHealthTest {
     void readiness_reportsTheBackendAndIsaOfTheLoadedModel() throws InterruptedException {
         Response ready = awaitReady();
         NativeKernels.Loaded l = NativeKernels.load();
-        boolean nat = CpuBackend.requestedKind() != CpuBackend.Kind.JAVA && l.ok();
+        boolean nat = Backends.requestedKind() != Backends.Kind.JAVA && l.ok();
         String check = "checks.find { it.name == 'model' }.data.";
         assertEquals(nat ? "native" : "java", ready.path(check + "backend"), ready.asString());
         assertEquals(nat ? l.kernels().isa() : "vector" + EngineInfo.FLOAT_SPECIES.vectorBitSize(), ready.path(check + "isa"), ready.asString());

@@ -2,7 +2,7 @@ package ml.juno.engine;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 
 /** Facts about the engine build and the CPU it runs on, for status pages and logs. */
@@ -16,14 +16,14 @@ public final class EngineInfo {
     private EngineInfo() {}
 
     /**
-     * The CPU backend a model loaded now would get ({@code CpuBackend.create}): e.g. {@code cpu-native-avx512vnni}
+     * The CPU backend a model loaded now would get ({@link Backends#select}): e.g. {@code cpu-native-avx512vnni}
      * where the native kernels load and are not switched off, else the Java kernels' {@code cpu-vector-512} or
      * {@code cpu-vector-256}.
      */
     public static String cpuBackendName() {
         String java = "cpu-vector-" + FLOAT_SPECIES.vectorBitSize();
         try {
-            if (CpuBackend.requestedKind() == CpuBackend.Kind.JAVA) {
+            if (Backends.requestedKind() == Backends.Kind.JAVA) {
                 return java;
             }
         } catch (IllegalArgumentException e) { // a bad JUNO_BACKEND: the commands that load a model refuse it

@@ -13,7 +13,7 @@ class EngineInfoTest {
         assertTrue(EngineInfo.FLOAT_SPECIES.length() >= 4, "vector species should have at least 4 float lanes");
         assertTrue(EngineInfo.nativeAccessEnabled(), "native access must be enabled for the GPU backends");
         var kernels = ml.juno.engine.kernel.cpu.NativeKernels.load();
-        boolean javaAsked = ml.juno.engine.kernel.cpu.CpuBackend.requestedKind() == ml.juno.engine.kernel.cpu.CpuBackend.Kind.JAVA;
+        boolean javaAsked = ml.juno.engine.kernel.Backends.requestedKind() == ml.juno.engine.kernel.Backends.Kind.JAVA;
         String expected = kernels.ok() && !javaAsked
                 ? "cpu-native-" + kernels.kernels().isa() : "cpu-vector-" + EngineInfo.FLOAT_SPECIES.vectorBitSize();
         assertEquals(expected, EngineInfo.cpuBackendName());

@@ -19,7 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import ml.juno.engine.EngineInfo;
 import ml.juno.engine.gguf.GgufFile;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
@@ -116,7 +116,7 @@ class NodeServiceTest {
         assertEquals(ShardState.SHARD_STATE_READY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState());
         // which kernels compute the shard: the engine's choice on this machine, in the shard info and the health data
         NativeKernels.Loaded l = NativeKernels.load();
-        boolean nat = CpuBackend.requestedKind() != CpuBackend.Kind.JAVA && l.ok();
+        boolean nat = Backends.requestedKind() != Backends.Kind.JAVA && l.ok();
         String kind = nat ? "native" : "java";
         String isa = nat ? l.kernels().isa() : "vector" + EngineInfo.FLOAT_SPECIES.vectorBitSize();
         assertEquals(kind, info.getBackend());
@@ -192,7 +192,7 @@ class NodeServiceTest {
 
     private static float[] reference(ShardSpec spec) throws Exception {
         try (GgufFile f = GgufFile.open(MODEL);
-             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, null);
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
             ForwardBatch b = new ForwardBatch(16);
@@ -203,7 +203,7 @@ class NodeServiceTest {
 
     private static float[] hidden(ShardSpec spec, int dim) throws Exception {
         try (GgufFile f = GgufFile.open(MODEL);
-             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, null);
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
             ForwardBatch b = new ForwardBatch(16);

@@ -25,6 +25,7 @@ import ml.juno.coordinator.tokenizer.Tokenizer;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
@@ -98,7 +99,7 @@ public final class InferenceEngine implements AutoCloseable {
             ChatTemplate template = ChatTemplates.forModel(file.metadata(), tokenizer);
             int threads = config.threads() > 0 ? config.threads() : Runtime.getRuntime().availableProcessors();
             model = Model.load(file, new EngineOptions(threads, config.contextLength(), config.kvType(),
-                    config.maxBatchTokens(), config.maxSequences()));
+                    config.maxBatchTokens(), config.maxSequences()), Backends::select);
             int context = model.contextLength();
             long bytesPerBlock = 2L * model.decoder().shard().layerCount() * model.decoder().kvDim()
                     * config.kvType().bytes * KV_BLOCK_SIZE;

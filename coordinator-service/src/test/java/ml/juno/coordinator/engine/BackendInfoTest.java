@@ -4,14 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Arrays;
 import java.util.List;
-import ml.juno.engine.kernel.cpu.CpuBackend;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.Backends;
 import org.junit.jupiter.api.Test;
 
 class BackendInfoTest {
 
     @Test
     void ofABackend_isItsKindAndIsa_printedAsKindWithIsa() {
-        try (CpuBackend java = CpuBackend.create(1, CpuBackend.Kind.JAVA)) {
+        try (Backend java = Backends.select(Backends.Kind.JAVA, 1)) {
             BackendInfo b = BackendInfo.of(java);
             assertEquals("java", b.kind());
             assertEquals(java.isa(), b.isa());

@@ -14,6 +14,7 @@ import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
 import ml.juno.coordinator.scheduler.TokenChunk;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
@@ -36,7 +37,7 @@ class LocalExecutorTest {
     @BeforeEach
     void open() throws Exception {
         file = GgufFile.open(InferenceEngineTest.model("stories260K.gguf"));
-        model = Model.load(file, new EngineOptions(1, 32, KvType.F32, 16, 3));
+        model = Model.load(file, new EngineOptions(1, 32, KvType.F32, 16, 3), Backends::select);
         session = model.newPagedSession(new KvPaging(BS, 12));
         executor = new LocalExecutor(session, BS);
     }

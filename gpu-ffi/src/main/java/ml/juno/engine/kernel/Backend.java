@@ -11,6 +11,16 @@ import ml.juno.engine.kv.KvCache;
  */
 public interface Backend extends AutoCloseable {
 
+    /**
+     * Makes the backend a model computes with, for the compute threads it may use ({@code EngineOptions.threads}); called
+     * once the model's tensors have been checked, so a refused model leaves no backend behind. {@code Backends::select}
+     * is the one processes use.
+     */
+    @FunctionalInterface
+    interface Factory {
+        Backend create(int threads);
+    }
+
     /** Short name for logs, e.g. {@code cpu-vector-256}. */
     String name();
 

@@ -3,7 +3,6 @@ package ml.juno.engine.model;
 import java.util.Objects;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backend;
-import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.block.AllReduce;
 
@@ -32,33 +31,35 @@ public final class Model implements AutoCloseable {
                 : Math.min(config.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
     }
 
-    /** The whole model on a CPU backend ({@link CpuBackend#create}) with {@code options.threads()} threads. */
-    public static Model load(GgufFile file, EngineOptions options) {
+    /** The whole model, computed by the backend {@code backends} makes for {@code options.threads()} threads. */
+    public static Model load(GgufFile file, EngineOptions options, Backend.Factory backends) {
         String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
         ModelConfig config = Architectures.forName(arch).config(file);
-        return load(file, options, ShardSpec.whole(config.dims().layers()), null);
+        return load(file, options, ShardSpec.whole(config.dims().layers()), backends);
     }
 
     /**
-     * A shard of the model on {@code backend} ({@code null}: a new CPU backend, closed with the model). Every tensor of
-     * the shard is checked here, before any compute.
+     * A shard of the model, computed by the backend {@code backends} makes (closed with the model). Every tensor of the
+     * shard is checked here, before the backend is made and before any compute.
      */
-    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend backend) {
-        return load(file, options, shard, backend, null);
+    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend.Factory backends) {
+        return load(file, options, shard, backends, null);
     }
 
     /**
-     * A shard of the model on {@code backend} ({@code null}: a new CPU backend), tensor-parallel shards combining their
-     * partial sums through {@code allReduce} ({@link AllReduce#sum} twice per layer, in the same order on every rank;
-     * required when {@code shard.tensorParts() > 1}, ignored otherwise).
+     * A shard of the model as {@link #load(GgufFile, EngineOptions, ShardSpec, Backend.Factory)}, tensor-parallel shards
+     * combining their partial sums through {@code allReduce} ({@link AllReduce#sum} twice per layer, in the same order
+     * on every rank; required when {@code shard.tensorParts() > 1}, ignored otherwise).
      */
-    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend backend, AllReduce allReduce) {
+    public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend.Factory backends,
+                             AllReduce allReduce) {
+        Objects.requireNonNull(backends, "backends");
         String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
         Architecture a = Architectures.forName(arch);
         ModelConfig config = a.config(file);
         DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE,
                 contextLength(config, options));
-        return new Model(config, options, decoder, backend != null ? backend : CpuBackend.create(options.threads()));
+        return new Model(config, options, decoder, Objects.requireNonNull(backends.create(options.threads()), "backend"));
     }
 
     public ModelConfig config() {

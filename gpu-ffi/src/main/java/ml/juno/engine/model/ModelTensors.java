@@ -6,8 +6,9 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.WeightMatrix;
-import ml.juno.engine.kernel.cpu.ScalarDecode;
+import ml.juno.engine.quant.Dequantize;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
@@ -31,14 +32,14 @@ public final class ModelTensors {
     }
 
     private static void checkType(GgufTensorInfo t) {
-        if (t.type() == null || !ScalarDecode.supports(t.type())) {
+        if (t.type() == null || !Backends.supports(t.type())) {
             throw new IllegalArgumentException("tensor " + t.name() + " has block type " + t.type()
                     + ", which the engine cannot compute with; supported: " + supportedTypes());
         }
     }
 
     static String supportedTypes() {
-        return Stream.of(GgmlType.values()).filter(ScalarDecode::supports).map(Enum::name).collect(Collectors.joining(", "));
+        return Stream.of(GgmlType.values()).filter(Backends::supports).map(Enum::name).collect(Collectors.joining(", "));
     }
 
     /** Matrix {@code name} of ggml shape {@code [cols, rows]}. */
@@ -68,7 +69,7 @@ public final class ModelTensors {
         }
         checkType(t);
         float[] out = new float[n];
-        ScalarDecode.decode(t.type(), file.data(t), 0, out, 0, n);
+        Dequantize.row(t.type(), file.data(t), 0, out, 0, n);
         return out;
     }
 

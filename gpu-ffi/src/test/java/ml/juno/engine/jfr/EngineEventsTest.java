@@ -15,6 +15,7 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.TestModels;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.ForwardBatch;
@@ -82,7 +83,7 @@ class EngineEventsTest {
         Path file = tmp.resolve("engine.jfr");
         EngineOptions o = new EngineOptions(2, 32, KvType.F32, 8, 1);
         try (GgufFile f = GgufFile.open(TestModels.dir().resolve("stories260K.gguf"));
-             Model model = Model.load(f, o, shard, null);
+             Model model = Model.load(f, o, shard, Backends::select);
              InferenceSession session = model.newSession();
              Recording recording = new Recording(Configuration.getConfiguration("default"))) {
             if (matMul) {

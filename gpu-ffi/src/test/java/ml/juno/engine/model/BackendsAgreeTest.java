@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Random;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.ScalarBackend;
@@ -65,8 +66,8 @@ class BackendsAgreeTest {
         int[] prompt = {1, 403, 407, 261, 378};
         EngineOptions o = new EngineOptions(2, 64, KvType.F32, 16, 1);
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"));
-             Model vec = Model.load(f, o);
-             Model ref = Model.load(f, o, ShardSpec.whole(vec.config().dims().layers()), new ScalarBackend());
+             Model vec = Model.load(f, o, Backends::select);
+             Model ref = Model.load(f, o, ShardSpec.whole(vec.config().dims().layers()), t -> new ScalarBackend());
              InferenceSession a = vec.newSession();
              InferenceSession b = ref.newSession()) {
             ForwardBatch batch = new ForwardBatch(16);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -15,7 +16,7 @@ class BatchInvarianceTest {
 
     private static float[] alone(Path model, int threads) throws Exception {
         try (GgufFile f = GgufFile.open(model);
-             Model m = Model.load(f, new EngineOptions(threads, 64, KvType.F32, 32, 1));
+             Model m = Model.load(f, new EngineOptions(threads, 64, KvType.F32, 32, 1), Backends::select);
              InferenceSession s = m.newSession()) {
             ForwardBatch b = new ForwardBatch(32);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
@@ -34,7 +35,7 @@ class BatchInvarianceTest {
         Path model = ReferenceCase.modelFile(file);
         float[] ref = alone(model, 2);
         try (GgufFile f = GgufFile.open(model);
-             Model m = Model.load(f, new EngineOptions(2, 64, KvType.F32, 32, 3));
+             Model m = Model.load(f, new EngineOptions(2, 64, KvType.F32, 32, 3), Backends::select);
              InferenceSession s = m.newSession()) {
             ForwardBatch b = new ForwardBatch(32);
             // step 1: the other sequence's prompt, then ours, then a third sequence's first token, all in one batch

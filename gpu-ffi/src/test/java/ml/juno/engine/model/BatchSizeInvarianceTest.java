@@ -3,6 +3,7 @@ package ml.juno.engine.model;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,7 +20,7 @@ class BatchSizeInvarianceTest {
     @ValueSource(ints = {0, 1, 2, 3, 4, 5, 8, 11})
     void promptLogits_areBitIdentical_whateverTheRowsBeforeIt(int otherRows) throws Exception {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"));
-             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 32, 2));
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 32, 2), Backends::select);
              InferenceSession s = m.newSession()) {
             ForwardBatch b = new ForwardBatch(32);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);

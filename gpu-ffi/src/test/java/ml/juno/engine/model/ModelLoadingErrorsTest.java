@@ -8,6 +8,7 @@ import java.util.function.Predicate;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.GgufWriter;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,7 @@ class ModelLoadingErrorsTest {
 
     private static String loadError(Path p) throws Exception {
         try (GgufFile f = GgufFile.open(p)) {
-            return assertThrows(IllegalArgumentException.class, () -> Model.load(f, EngineOptions.defaults().withThreads(1)))
+            return assertThrows(IllegalArgumentException.class, () -> Model.load(f, EngineOptions.defaults().withThreads(1), Backends::select))
                     .getMessage();
         }
     }
@@ -88,7 +89,7 @@ class ModelLoadingErrorsTest {
     @Test
     void promptLongerThanTheContext_isRefusedBeforeCompute() throws Exception {
         try (GgufFile f = GgufFile.open(stories());
-             Model m = Model.load(f, new EngineOptions(1, 16, KvType.F32, 8, 1));
+             Model m = Model.load(f, new EngineOptions(1, 16, KvType.F32, 8, 1), Backends::select);
              InferenceSession s = m.newSession()) {
             int[] prompt = new int[17];
             java.util.Arrays.fill(prompt, 1);

@@ -12,6 +12,7 @@ import java.util.Random;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvType;
@@ -45,7 +46,7 @@ class NativeBackendModelsTest {
         if (!l.ok()) {
             // no native library here (NativeKernelsTest asserts that this only happens without a C compiler): the
             // comparison would be Java against Java
-            assertEquals("java", CpuBackend.create(1).kind());
+            assertEquals("java", Backends.select(1).kind());
             return;
         }
         int compared = compare(ReferenceCase.modelFile(file), l.kernels());
@@ -61,7 +62,7 @@ class NativeBackendModelsTest {
     void corruptWeightBlocks_giveTheJavaBackendsResults_neverACrash(@TempDir Path tmp) throws Exception {
         NativeKernels.Loaded l = NativeKernels.load();
         if (!l.ok()) {
-            assertEquals("java", CpuBackend.create(1).kind());
+            assertEquals("java", Backends.select(1).kind());
             return;
         }
         for (String name : List.of("tiny-llama-random-Q4_K_M.gguf", "stories260K-Q4_0.gguf", "tiny-llama-random-Q2_K-pure.gguf",
@@ -98,7 +99,7 @@ class NativeBackendModelsTest {
     void packedWeights_stayWithinRoundingOfTheJavaBackend(String file) throws Exception {
         NativeKernels.Loaded l = NativeKernels.load();
         if (!l.ok()) {
-            assertEquals("java", CpuBackend.create(1).kind());
+            assertEquals("java", Backends.select(1).kind());
             return;
         }
         double worst = packedDifference(ReferenceCase.modelFile(file), l.kernels());
@@ -125,8 +126,8 @@ class NativeBackendModelsTest {
         EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
             int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
-            try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
-                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, kernels, true));
+            try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, true));
                  InferenceSession a = java.newSession();
                  InferenceSession b = nat.newSession()) {
                 int vocab = java.config().dims().vocab();
@@ -159,8 +160,8 @@ class NativeBackendModelsTest {
         EngineOptions o = new EngineOptions(2, 64, kv, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
             int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
-            try (Model java = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, null));
-                 Model nat = Model.load(f, o, ShardSpec.whole(layers), new CpuBackend(2, kernels, false));
+            try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, false));
                  InferenceSession a = java.newSession();
                  InferenceSession b = nat.newSession()) {
                 int vocab = java.config().dims().vocab();

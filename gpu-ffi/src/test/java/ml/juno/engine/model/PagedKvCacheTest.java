@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.util.Arrays;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import org.junit.jupiter.api.Test;
@@ -25,7 +26,7 @@ class PagedKvCacheTest {
     private static final int[] B = {1, 403, 407, 261, 378, 432, 383, 286, 300, 301, 302, 303, 304};
 
     private static Model load(GgufFile f, KvType kv, int sequences) {
-        return Model.load(f, new EngineOptions(2, 64, kv, 32, sequences));
+        return Model.load(f, new EngineOptions(2, 64, kv, 32, sequences), Backends::select);
     }
 
     /** Last-row logits of {@code prompt} then one decode token, alone in a flat session. */

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.GgufWriter;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.Test;
@@ -55,7 +56,7 @@ class Phi3LongRopeTest {
     /** The logits after a 12-token prompt, with a KV cache of {@code context} positions per sequence. */
     private static float[] lastLogits(Path file, int context) throws Exception {
         int[] prompt = {1, 403, 407, 261, 378, 426, 287, 306, 290, 414, 353, 272};
-        try (GgufFile f = GgufFile.open(file); Model m = Model.load(f, new EngineOptions(1, context, KvType.F32, 16, 1));
+        try (GgufFile f = GgufFile.open(file); Model m = Model.load(f, new EngineOptions(1, context, KvType.F32, 16, 1), Backends::select);
              InferenceSession s = m.newSession()) {
             ForwardBatch b = new ForwardBatch(16);
             b.addPrompt(0, 0, prompt, 0, prompt.length, true);

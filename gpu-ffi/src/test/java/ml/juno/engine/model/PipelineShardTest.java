@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +15,9 @@ class PipelineShardTest {
         int[] prompt = {1, 403, 407, 261, 378};
         EngineOptions o = new EngineOptions(2, 32, KvType.F32, 8, 1);
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"));
-             Model whole = Model.load(f, o);
-             Model first = Model.load(f, o, new ShardSpec(0, 2, 0, 1), null);
-             Model last = Model.load(f, o, new ShardSpec(2, 5, 0, 1), null);
+             Model whole = Model.load(f, o, Backends::select);
+             Model first = Model.load(f, o, new ShardSpec(0, 2, 0, 1), Backends::select);
+             Model last = Model.load(f, o, new ShardSpec(2, 5, 0, 1), Backends::select);
              InferenceSession sw = whole.newSession();
              InferenceSession s1 = first.newSession();
              InferenceSession s2 = last.newSession()) {

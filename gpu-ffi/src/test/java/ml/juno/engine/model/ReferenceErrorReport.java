@@ -1,6 +1,7 @@
 package ml.juno.engine.model;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +14,7 @@ class ReferenceErrorReport {
         }
         for (ReferenceCase c : ReferenceCase.load(System.getProperty("juno.report").split(",")).toList()) {
             int[] prompt = c.ints("prompt_tokens");
-            try (GgufFile f = GgufFile.open(c.model()); Model m = Model.load(f, new EngineOptions(2, 512, KvType.valueOf(System.getProperty("juno.kv", "F32")), 64, 1));
+            try (GgufFile f = GgufFile.open(c.model()); Model m = Model.load(f, new EngineOptions(2, 512, KvType.valueOf(System.getProperty("juno.kv", "F32")), 64, 1), Backends::select);
                  InferenceSession s = m.newSession()) {
                 ForwardBatch b = new ForwardBatch(64);
                 b.addPrompt(0, 0, prompt, 0, prompt.length, true);

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.ScalarBackend;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.block.LocalAllReduce;
@@ -57,7 +58,7 @@ class ReferenceLogitsTest {
         if (m == null) {
             GgufFile f = GgufFile.open(c.model());
             FILES.put(c.model(), f);
-            m = Model.load(f, OPTIONS);
+            m = Model.load(f, OPTIONS, Backends::select);
             MODELS.put(c.model(), m);
         }
         return m;
@@ -74,7 +75,7 @@ class ReferenceLogitsTest {
                 b.add(0, i, prompt[i], true);
             }
             float max = 0;
-            try (Model ref = Model.load(FILES.get(c.model()), OPTIONS, ShardSpec.whole(vec.config().dims().layers()), new ScalarBackend());
+            try (Model ref = Model.load(FILES.get(c.model()), OPTIONS, ShardSpec.whole(vec.config().dims().layers()), t -> new ScalarBackend());
                  InferenceSession a = vec.newSession();
                  InferenceSession s = ref.newSession()) {
                 Logits la = a.forward(b);
@@ -124,7 +125,7 @@ class ReferenceLogitsTest {
             for (int r = 0; r < 2; r++) {
                 int rank = r;
                 ranks.add(pool.submit(() -> {
-                    try (Model m = Model.load(FILES.get(c.model()), OPTIONS, new ShardSpec(0, layers, rank, 2), null, reduce.forRank(rank));
+                    try (Model m = Model.load(FILES.get(c.model()), OPTIONS, new ShardSpec(0, layers, rank, 2), Backends::select, reduce.forRank(rank));
                          InferenceSession s = m.newSession()) {
                         Logits l = s.forward(b);
                         float[][] out = new float[rows][];
@@ -169,8 +170,8 @@ class ReferenceLogitsTest {
         }
         int dim = whole.config().dims().embedding();
         GgufFile f = FILES.get(c.model());
-        try (Model first = Model.load(f, OPTIONS, new ShardSpec(0, 1, 0, 1), null);
-             Model rest = Model.load(f, OPTIONS, new ShardSpec(1, layers, 0, 1), null);
+        try (Model first = Model.load(f, OPTIONS, new ShardSpec(0, 1, 0, 1), Backends::select);
+             Model rest = Model.load(f, OPTIONS, new ShardSpec(1, layers, 0, 1), Backends::select);
              InferenceSession s1 = first.newSession();
              InferenceSession s2 = rest.newSession();
              InferenceSession sw = whole.newSession()) {

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.block.LocalAllReduce;
 import org.junit.jupiter.api.Test;
@@ -66,7 +67,7 @@ class TensorParallelTest {
     void tensorParallelRanks_giveTheWholeModelsLogits(String file, int parts) throws Exception {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile(file))) {
             float[] whole;
-            try (Model m = Model.load(f, OPTIONS); InferenceSession s = m.newSession()) {
+            try (Model m = Model.load(f, OPTIONS, Backends::select); InferenceSession s = m.newSession()) {
                 whole = run(s);
             }
             int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
@@ -77,7 +78,7 @@ class TensorParallelTest {
                 for (int r = 0; r < parts; r++) {
                     int rank = r;
                     ranks.add(pool.submit(() -> {
-                        try (Model m = Model.load(f, OPTIONS, new ShardSpec(0, layers, rank, parts), null, reduce.forRank(rank));
+                        try (Model m = Model.load(f, OPTIONS, new ShardSpec(0, layers, rank, parts), Backends::select, reduce.forRank(rank));
                              InferenceSession s = m.newSession()) {
                             return run(s);
                         }
@@ -104,7 +105,7 @@ class TensorParallelTest {
     @Test
     void tensorParallelShard_withoutAnAllReduce_isRefused() throws Exception {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"))) {
-            var e = assertThrows(IllegalArgumentException.class, () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 2), null));
+            var e = assertThrows(IllegalArgumentException.class, () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 2), Backends::select));
             assertTrue(e.getMessage().contains("all-reduce"), e.getMessage());
         }
     }
@@ -113,7 +114,7 @@ class TensorParallelTest {
     void headCountsThatDoNotSplit_areRefusedWithTheCounts() throws Exception {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"))) {
             var e = assertThrows(IllegalArgumentException.class,
-                    () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 3), null, new LocalAllReduce(3).forRank(0)));
+                    () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 3), Backends::select, new LocalAllReduce(3).forRank(0)));
             assertEquals("cannot split 8 heads and 4 KV heads into 3 tensor-parallel slices", e.getMessage());
         }
     }

@@ -3,6 +3,7 @@ package ml.juno.engine.model;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.quantize.ProgressListener;
 import ml.juno.engine.synth.Synth;
@@ -37,7 +38,7 @@ class TinyLlamaBenchReport {
                 System.out.printf("synth %s: %.1f s%n", type, (System.nanoTime() - t0) / 1e9);
             }
             try (GgufFile f = GgufFile.open(file);
-                 Model m = Model.load(f, new EngineOptions(threads, 256, KvType.F32, 128, 1));
+                 Model m = Model.load(f, new EngineOptions(threads, 256, KvType.F32, 128, 1), Backends::select);
                  InferenceSession s = m.newSession()) {
                 Bench b = new Bench(s);
                 BenchResult pp = b.pp(128, reps);

@@ -13,6 +13,7 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.TestModels;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.GenerationResult;
@@ -78,7 +79,7 @@ class SynthTest {
         Path out = tmp.resolve("m.gguf");
         Synth.run(new SynthOptions(TINY, "Q8_0", out, 5, null, 2), ProgressListener.NONE);
         try (GgufFile f = GgufFile.open(out);
-             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 8, 1));
+             Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 8, 1), Backends::select);
              InferenceSession s = m.newSession()) {
             assertEquals(512, m.config().dims().vocab());
             GenerationResult r = s.generate(new int[] {1, 300, 301}, 3, 4);

@@ -1,6 +1,7 @@
 package ml.juno.node.runtime;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -11,6 +12,6 @@ final class TensorParallel {
     private TensorParallel() {}
 
     static Model load(GgufFile file, EngineOptions options, ShardSpec spec, AllReduce allReduce) {
-        return Model.load(file, options, spec, null, spec.tensorParts() > 1 ? allReduce : null);
+        return Model.load(file, options, spec, Backends::select, spec.tensorParts() > 1 ? allReduce : null);
     }
 }

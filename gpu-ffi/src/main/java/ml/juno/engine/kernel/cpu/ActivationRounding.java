@@ -1,36 +1,20 @@
 package ml.juno.engine.kernel.cpu;
 
-import ml.juno.engine.tensor.GgmlType;
-
 /**
- * Rounds activations the way llama.cpp's CPU backend does before a dot product with weights of a given type (its
- * {@code vec_dot_type}): F16 weights see F16 activations, BF16 see BF16, Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 see Q8_0/Q8_1 blocks
- * of 32, the K-quants see Q8_K blocks of 256. The rounded values are written back as floats (quantized value × block
- * scale), so the dot product itself can run in float; the integer sums llama.cpp forms are reproduced up to float
- * rounding. Scalar and allocation-free.
+ * Rounds activations the way llama.cpp's CPU backend does before a dot product with weights of a given type, to the
+ * type's {@link CpuTypeTraits#activation activation format}: F16 weights see F16 activations, BF16 see BF16,
+ * Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 see Q8_0/Q8_1 blocks of 32, the K-quants see Q8_K blocks of 256. The rounded values are
+ * written back as floats (quantized value × block scale), so the dot product itself can run in float; the integer sums
+ * llama.cpp forms are reproduced up to float rounding. Scalar and allocation-free.
  */
-public final class ActivationRounding {
-
-    /** Which rounding a weight type implies. */
-    public enum Kind { NONE, F16, BF16, Q8_0, Q8_K }
+final class ActivationRounding {
 
     private ActivationRounding() {}
 
-    public static Kind kindFor(GgmlType weightType) {
-        return switch (weightType) {
-            case F32 -> Kind.NONE;
-            case F16 -> Kind.F16;
-            case BF16 -> Kind.BF16;
-            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> Kind.Q8_0;
-            case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> Kind.Q8_K;
-            default -> throw new IllegalArgumentException("unsupported block type " + weightType);
-        };
-    }
-
     /** Rounds {@code n} values of {@code x} from {@code off} into {@code y} at the same offsets. */
-    public static void round(Kind kind, float[] x, float[] y, int off, int n) {
-        switch (kind) {
-            case NONE -> System.arraycopy(x, off, y, off, n);
+    static void round(ActivationFormat format, float[] x, float[] y, int off, int n) {
+        switch (format) {
+            case F32 -> System.arraycopy(x, off, y, off, n);
             case F16 -> {
                 for (int i = off; i < off + n; i++) {
                     y[i] = Float.float16ToFloat(Float.floatToFloat16(x[i]));
@@ -38,10 +22,10 @@ public final class ActivationRounding {
             }
             case BF16 -> {
                 for (int i = off; i < off + n; i++) {
-                    y[i] = ScalarDecode.bf16(toBf16(x[i]));
+                    y[i] = BlockKernel.bf16(toBf16(x[i]));
                 }
             }
-            case Q8_0 -> {
+            case Q8_0, Q8_1 -> {
                 for (int b = off; b < off + n; b += 32) {
                     q8_0(x, y, b);
                 }

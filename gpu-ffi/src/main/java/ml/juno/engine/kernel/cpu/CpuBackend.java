@@ -3,14 +3,13 @@ package ml.juno.engine.kernel.cpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.IdentityHashMap;
-import java.util.Locale;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
@@ -19,7 +18,8 @@ import ml.juno.engine.kv.KvCache;
 /**
  * The CPU backend: matrix products in Juno's native kernels ({@link NativeKernels}) where they loaded, else in Vector
  * API kernels, on a fixed {@link ComputePool}; the other operations in Java. Both kinds of product give bit-identical
- * results. {@link #create} picks the kind as the user asked ({@code --backend}, {@code JUNO_BACKEND}). Matrix products decode a tile of weight rows
+ * results. {@link ml.juno.engine.kernel.Backends#select} picks the kind as the user asked ({@code --backend},
+ * {@code JUNO_BACKEND}). Matrix products decode a tile of weight rows
  * (from their mapped blocks) into a per-thread L1/L2 buffer once per step and multiply it with every activation row of
  * the batch, so each weight byte is read from memory once per step whatever the batch size. Each output element is one
  * dot product in a fixed order, so results do not depend on the batch or on the thread count.
@@ -30,32 +30,12 @@ public final class CpuBackend implements Backend {
     static final int TILE = 4;
     private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
     private static final int ROWS_PER_CHUNK = 16;
-    /**
-     * Activation rows from which decoding each weight row once (to float lanes, then tiles of four weight rows × two
-     * activation rows) beats building the quants in registers for every activation row. Measured per matrix on
-     * TinyLlama shapes (2 threads, same-JVM A/B): Q4_K 5632×2048 fused vs decoded 1.8 vs 2.5 ms at 2 rows, equal at 4,
-     * 4.4 vs 7.0 at 8; Q6_K 2048×5632 equal at 2, 3.4 vs 5.8 ms at 4; Q4_0/Q8_0, whose fused kernels are cheaper, from
-     * eight. Q5_K (ffn_gate): fused 2.4 vs decoded 3.2 ms at 2 rows, equal at 3. Q3_K: 2.7 vs 3.0 ms at 2 rows, 5.1 vs
-     * 4.1 at 3; Q2_K: 3.9 vs 6.2 ms at 3 rows, equal at 4. The other types have no fused kernel and always decode.
-     */
-    static int decodeBatch(GgmlType t) {
-        return switch (t) {
-            case Q3_K, Q5_K -> 3;
-            case Q2_K, Q4_K -> 4;
-            case Q4_0, Q8_0 -> 8;
-            default -> 2;
-        };
-    }
-
     /** Multiply-adds below which a job is not worth fanning out. */
     private static final long PARALLEL_WORK = 1 << 16;
 
     static {
         JitDirectives.install();
     }
-
-    private static final System.Logger LOG = System.getLogger("ml.juno.engine.backend");
-    private static volatile boolean choiceLogged;
 
     private final ComputePool pool;
     /** The native kernels, or {@code null}: the Java ones. */
@@ -108,59 +88,9 @@ public final class CpuBackend implements Backend {
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
     }
 
-    /** The backend kinds a user can ask for. */
-    public enum Kind {
-        /** Native kernels where they loaded, else Java (the default). */
-        AUTO,
-        NATIVE,
-        JAVA;
-
-        /** {@code native}, {@code java} or {@code auto} (any case); anything else is refused naming the choices. */
-        public static Kind parse(String s) {
-            String v = s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
-            return switch (v) {
-                case "", "auto" -> AUTO;
-                case "native" -> NATIVE;
-                case "java" -> JAVA;
-                default -> throw new IllegalArgumentException("unknown backend '" + s + "' (choose native or java)");
-            };
-        }
-    }
-
-    /** The kind asked for: system property {@code juno.backend}, else environment {@code JUNO_BACKEND}, else auto. */
-    public static Kind requestedKind() {
-        String p = System.getProperty("juno.backend");
-        return Kind.parse(p != null ? p : System.getenv("JUNO_BACKEND"));
-    }
-
-    /**
-     * A backend of the {@link #requestedKind requested kind} with {@code threads} threads. Native when asked for (or by
-     * default) and the library loaded for this CPU; otherwise Java, and one log line says why.
-     */
-    public static CpuBackend create(int threads) {
-        return create(threads, requestedKind());
-    }
-
-    public static CpuBackend create(int threads, Kind kind) {
-        if (kind == Kind.JAVA) {
-            logOnce(System.Logger.Level.INFO, "Juno backend: java (asked for)");
-            return new CpuBackend(threads, null);
-        }
-        NativeKernels.Loaded l = NativeKernels.load();
-        if (l.ok()) {
-            logOnce(System.Logger.Level.INFO, "Juno backend: native (" + l.kernels().isa() + (l.kernels().amx() ? ", AMX tiles for Q4_K" : "") + ")");
-            return new CpuBackend(threads, l.kernels());
-        }
-        logOnce(kind == Kind.NATIVE ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
-                "Juno backend: java, native kernels unavailable: " + l.problem());
-        return new CpuBackend(threads, null);
-    }
-
-    private static void logOnce(System.Logger.Level level, String line) {
-        if (!choiceLogged) {
-            choiceLogged = true;
-            LOG.log(level, line);
-        }
+    /** Whether the CPU backend computes with weights of {@code type} ({@link CpuTypeTraits}). */
+    public static boolean supports(GgmlType type) {
+        return CpuTypeTraits.supports(type);
     }
 
     @Override
@@ -199,12 +129,15 @@ public final class CpuBackend implements Backend {
             nativeMatmul(w, out, null, null, null, null, x, batch);
             return;
         }
-        if (QuantRow.supports(w.type())) {
-            quantX.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
-            if (batch >= decodeBatch(w.type()) || QuantDot.fusedRows(w.type()) == null) {
-                quantX.toFloatLanes(batch, w.type() == GgmlType.Q6_K);
+        CpuTypeTraits traits = CpuTypeTraits.of(w.type());
+        if (traits.quantized()) {
+            QuantKernel kernel = traits.quantKernel();
+            quantX.quantize(x, batch, w.cols(), traits.activation());
+            boolean fused = batch < traits.fusedBelow();
+            if (!fused) {
+                kernel.toFloatLanes(quantX, batch);
             }
-            quantMatmul.set(w, quantX, out, batch);
+            quantMatmul.set(w, kernel, fused, quantX, out, batch);
             run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, quantMatmul, (long) w.rows() * w.cols() * batch);
             quantMatmul.clear();
             return;
@@ -213,8 +146,8 @@ public final class CpuBackend implements Backend {
         if (rounded.length < n) {
             rounded = new float[n];
         }
-        ActivationRounding.round(ActivationRounding.kindFor(w.type()), x, rounded, 0, n);
-        matmul.set(w, rounded, out, batch);
+        ActivationRounding.round(traits.activation(), x, rounded, 0, n);
+        matmul.set(w, (FloatKernel) traits.kernel(), rounded, out, batch);
         run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, matmul, (long) w.rows() * w.cols() * batch);
         matmul.clear();
     }
@@ -362,7 +295,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void embed(WeightMatrix table, int token, float[] out, int outOffset) {
-        VectorDecode.decode(table.type(), table.data(), token * table.rowStride(), out, outOffset, table.cols());
+        CpuTypeTraits.of(table.type()).kernel().decode(table.data(), token * table.rowStride(), out, outOffset, table.cols());
     }
 
     @Override
@@ -387,7 +320,24 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
-        ScalarKernels.rope(x, shape, batch, cos, sin);
+        // scalar: a small share of a step, and the pairs' strides differ between the normal and NeoX layouts
+        int half = shape.ropeDims() / 2;
+        int width = shape.heads() * shape.headDim();
+        for (int b = 0; b < batch; b++) {
+            for (int h = 0; h < shape.heads(); h++) {
+                int base = b * width + h * shape.headDim();
+                for (int i = 0; i < half; i++) {
+                    int i0 = shape.neox() ? base + i : base + 2 * i;
+                    int i1 = shape.neox() ? base + i + half : base + 2 * i + 1;
+                    float c = cos[b * half + i];
+                    float s = sin[b * half + i];
+                    float x0 = x[i0];
+                    float x1 = x[i1];
+                    x[i0] = x0 * c - x1 * s;
+                    x[i1] = x0 * s + x1 * c;
+                }
+            }
+        }
     }
 
     @Override
@@ -409,7 +359,7 @@ public final class CpuBackend implements Backend {
     @Override
     public void swiglu(float[] gate, float[] up, int rows, int cols) {
         // per row, as ggml's AVX-512 build: its vector expf over full chunks of 16 (two 8-lane halves here), the C
-        // library's for the tail after the last full chunk (ScalarKernels.swiglu is the reference)
+        // library's for the tail after the last full chunk (the tests' ScalarKernels.swiglu is the reference)
         for (int r = 0; r < rows; r++) {
             int base = r * cols;
             int i = 0;
@@ -452,77 +402,11 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /**
-     * Dot product of {@code n} floats in the order llama.cpp's CPU backend (its AVX-512 build, which made the reference
-     * outputs) sums a row of F32/F16/BF16 weights: for {@code n % 16 == 0} tinyBLAS's, one 16-lane FMA accumulator
-     * (element {@code i} in lane {@code i % 16}); otherwise one 8-lane accumulator and a scalar tail ({@link #dotF16Row}
-     * is the F16 case). Fixed 256-bit vectors, so every x86 machine gives the same bits: sixteen lanes are two halves,
-     * and {@code lo + hi} reduced by {@link QuantDot#sum} is {@code _mm512_reduce_add_ps}'s tree. Activations rounded
-     * to F16 make this order matter: a one-ulp difference moves a value across an F16 rounding boundary of the next
-     * product, and tiny random models amplify that to 1e-3 on the logits.
-     */
-    static float dot(float[] a, int ao, float[] b, int bo, int n) {
-        if (n % 16 == 0) {
-            FloatVector lo = FloatVector.zero(F8);
-            FloatVector hi = lo;
-            for (int i = 0; i < n; i += 16) {
-                lo = f8(a, ao + i).fma(f8(b, bo + i), lo);
-                hi = f8(a, ao + i + 8).fma(f8(b, bo + i + 8), hi);
-            }
-            return QuantDot.sum(lo.add(hi));
-        }
-        FloatVector acc = FloatVector.zero(F8);
-        int i = 0;
-        for (int bound = n & ~7; i < bound; i += 8) {
-            acc = f8(a, ao + i).fma(f8(b, bo + i), acc);
-        }
-        float s = QuantDot.sum(acc);
-        for (; i < n; i++) {
-            s += a[ao + i] * b[bo + i];
-        }
-        return s;
-    }
-
-    /**
-     * An F16 row whose length is not a multiple of 16, in ggml_vec_dot_f16's order (what llama.cpp falls back to when
-     * tinyBLAS cannot take the row): four 16-lane accumulators over chunks of 64, folded (0+2, 1+3, then 0+1) and
-     * reduced as {@link #dot} reduces, then the remaining products added in double.
-     */
-    static float dotF16Row(float[] a, int ao, float[] b, int bo, int n) {
-        int np = n & ~63;
-        double s = 0;
-        if (np > 0) {
-            FloatVector z = FloatVector.zero(F8);
-            FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
-            for (int i = 0; i < np; i += 64) {
-                a0 = f8(a, ao + i).fma(f8(b, bo + i), a0);
-                a1 = f8(a, ao + i + 8).fma(f8(b, bo + i + 8), a1);
-                a2 = f8(a, ao + i + 16).fma(f8(b, bo + i + 16), a2);
-                a3 = f8(a, ao + i + 24).fma(f8(b, bo + i + 24), a3);
-                a4 = f8(a, ao + i + 32).fma(f8(b, bo + i + 32), a4);
-                a5 = f8(a, ao + i + 40).fma(f8(b, bo + i + 40), a5);
-                a6 = f8(a, ao + i + 48).fma(f8(b, bo + i + 48), a6);
-                a7 = f8(a, ao + i + 56).fma(f8(b, bo + i + 56), a7);
-            }
-            // accumulator j is the pair (a_2j, a_2j+1); fold 0+2 and 1+3, then 0+1; then lanes i + (i+8)
-            FloatVector lo = a0.add(a4).add(a2.add(a6));
-            FloatVector hi = a1.add(a5).add(a3.add(a7));
-            s = QuantDot.sum(lo.add(hi));
-        }
-        for (int i = np; i < n; i++) {
-            s += a[ao + i] * b[bo + i]; // products of F16 values are exact in float
-        }
-        return (float) s;
-    }
-
-    private static FloatVector f8(float[] a, int i) {
-        return FloatVector.fromArray(F8, a, i);
-    }
-
     /** The matrix product as a reusable parallel job: chunk = {@value #ROWS_PER_CHUNK} weight rows. */
     private static final class MatmulJob implements ComputePool.Body {
         private final float[][] tiles;
         private WeightMatrix w;
+        private FloatKernel kernel;
         private float[] x;
         private float[] out;
         private int batch;
@@ -531,8 +415,9 @@ public final class CpuBackend implements Backend {
             tiles = new float[threads][];
         }
 
-        void set(WeightMatrix w, float[] x, float[] out, int batch) {
+        void set(WeightMatrix w, FloatKernel kernel, float[] x, float[] out, int batch) {
             this.w = w;
+            this.kernel = kernel;
             this.x = x;
             this.out = out;
             this.batch = batch;
@@ -540,6 +425,7 @@ public final class CpuBackend implements Backend {
 
         void clear() {
             w = null;
+            kernel = null;
             x = null;
             out = null;
         }
@@ -554,68 +440,42 @@ public final class CpuBackend implements Backend {
                 tiles[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            boolean f16Tail = w.type() == GgmlType.F16 && cols % 16 != 0;
+            boolean f16Tail = kernel.f16Order && cols % 16 != 0;
             for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
                 int tileRows = Math.min(TILE, end - r0);
                 if (batch < TILE || tileRows < TILE || cols % 16 != 0) {
                     for (int r = r0; r < r0 + tileRows; r++) {
-                        VectorDecode.decode(w.type(), w.data(), r * w.rowStride(), tile, 0, cols);
+                        kernel.decode(w.data(), r * w.rowStride(), tile, 0, cols);
                         for (int b = 0; b < batch; b++) {
-                            out[b * rows + r] = f16Tail ? dotF16Row(tile, 0, x, b * cols, cols) : dot(tile, 0, x, b * cols, cols);
+                            out[b * rows + r] = f16Tail ? FloatKernel.dotF16Row(tile, 0, x, b * cols, cols)
+                                    : FloatKernel.dot(tile, 0, x, b * cols, cols);
                         }
                     }
                 } else {
                     for (int t = 0; t < TILE; t++) {
-                        VectorDecode.decode(w.type(), w.data(), (r0 + t) * w.rowStride(), tile, t * cols, cols);
+                        kernel.decode(w.data(), (r0 + t) * w.rowStride(), tile, t * cols, cols);
                     }
                     for (int b = 0; b < batch; b++) {
-                        dot4(tile, cols, x, b * cols, out, b * rows + r0);
+                        FloatKernel.dot4(tile, cols, x, b * cols, out, b * rows + r0);
                     }
                 }
             }
         }
 
-        /**
-         * Four dot products sharing each activation load, for {@code n % 16 == 0}; each one identical to {@link #dot}
-         * (two 8-lane accumulators per row).
-         */
-        private static void dot4(float[] w, int n, float[] x, int xo, float[] out, int oo) {
-            FloatVector a0 = FloatVector.zero(F8);
-            FloatVector a1 = a0;
-            FloatVector a2 = a0;
-            FloatVector a3 = a0;
-            FloatVector b0 = a0;
-            FloatVector b1 = a0;
-            FloatVector b2 = a0;
-            FloatVector b3 = a0;
-            for (int i = 0; i < n; i += 16) {
-                FloatVector xl = f8(x, xo + i);
-                FloatVector xh = f8(x, xo + i + 8);
-                a0 = f8(w, i).fma(xl, a0);
-                b0 = f8(w, i + 8).fma(xh, b0);
-                a1 = f8(w, n + i).fma(xl, a1);
-                b1 = f8(w, n + i + 8).fma(xh, b1);
-                a2 = f8(w, 2 * n + i).fma(xl, a2);
-                b2 = f8(w, 2 * n + i + 8).fma(xh, b2);
-                a3 = f8(w, 3 * n + i).fma(xl, a3);
-                b3 = f8(w, 3 * n + i + 8).fma(xh, b3);
-            }
-            out[oo] = QuantDot.sum(a0.add(b0));
-            out[oo + 1] = QuantDot.sum(a1.add(b1));
-            out[oo + 2] = QuantDot.sum(a2.add(b2));
-            out[oo + 3] = QuantDot.sum(a3.add(b3));
-        }
     }
 
     /**
-     * Quantized matrix product as a reusable parallel job: each weight row is decoded once into integer quants and
-     * scales ({@link QuantRow}), then dotted with every quantized activation row of the batch.
+     * Quantized matrix product as a reusable parallel job: few activation rows run the type's single-row kernel
+     * ({@link QuantKernel#dotRows}); otherwise each tile of weight rows is decoded once into integer quants and scales
+     * ({@link QuantRow}), then dotted with every quantized activation row of the batch.
      */
     private static final class QuantMatmulJob implements ComputePool.Body {
         private final QuantRow[][] tilesByWorker;
-        /** Per worker: a tile's K-quant min terms with every activation row ({@link QuantDot#kCorrections}). */
+        /** Per worker: scratch for a tile's min terms with every activation row ({@link QuantKernel#dotTilePairs}). */
         private final float[][] corrByWorker;
         private WeightMatrix w;
+        private QuantKernel kernel;
+        private boolean fused;
         private QuantActivations x;
         private float[] out;
         private int batch;
@@ -625,8 +485,10 @@ public final class CpuBackend implements Backend {
             corrByWorker = new float[threads][];
         }
 
-        void set(WeightMatrix w, QuantActivations x, float[] out, int batch) {
+        void set(WeightMatrix w, QuantKernel kernel, boolean fused, QuantActivations x, float[] out, int batch) {
             this.w = w;
+            this.kernel = kernel;
+            this.fused = fused;
             this.x = x;
             this.out = out;
             this.batch = batch;
@@ -634,6 +496,7 @@ public final class CpuBackend implements Backend {
 
         void clear() {
             w = null;
+            kernel = null;
             x = null;
             out = null;
         }
@@ -651,53 +514,34 @@ public final class CpuBackend implements Backend {
                 tilesByWorker[worker] = tile;
             }
             int end = Math.min(rows, (chunk + 1) * ROWS_PER_CHUNK);
-            QuantDot.Rows fused = batch < decodeBatch(w.type()) ? QuantDot.fusedRows(w.type()) : null;
-            if (fused != null) {
+            if (fused) {
                 // few activation rows: quants built in registers straight from the mapped blocks, no decode buffer
                 // (bit-identical to the path below); the chunk's weight rows stay in cache between activation rows
                 for (int b = 0; b < batch; b++) {
-                    fused.run(w.data(), w.rowStride(), cols, x, b, out, b * rows, chunk * ROWS_PER_CHUNK, end);
+                    kernel.dotRows(w.data(), w.rowStride(), cols, x, b, out, b * rows, chunk * ROWS_PER_CHUNK, end);
                 }
                 return;
             }
-            boolean kQuant = QuantRow.kQuant(w.type());
+            float[] corr = corrByWorker[worker];
+            if (corr == null || corr.length < TILE * batch) {
+                corr = new float[TILE * batch];
+                corrByWorker[worker] = corr;
+            }
             // a tile of four weight rows decoded once (L1-resident, as exact integers in float lanes), then dotted with
             // every activation row, each activation load shared by the four rows
             for (int r0 = chunk * ROWS_PER_CHUNK; r0 < end; r0 += TILE) {
                 int n = Math.min(TILE, end - r0);
                 for (int t = 0; t < n; t++) {
-                    tile[t].decode(w.type(), w.data(), (r0 + t) * w.rowStride(), cols);
+                    tile[t].decode(kernel, w.data(), (r0 + t) * w.rowStride(), cols);
                     tile[t].toFloatLanes();
                 }
-                int b = 0;
-                if (n == TILE && batch > 1) {
-                    if (w.type() == GgmlType.Q6_K) {
-                        for (; b + 1 < batch; b += 2) {
-                            QuantDot.dotFloat4x2Q6(tile, x, b, out, b * rows + r0, rows);
-                        }
-                    } else if (kQuant) {
-                        // the four rows' min terms with every activation row, eight activation rows per vector
-                        float[] corr = corrByWorker[worker];
-                        if (corr == null || corr.length < TILE * batch) {
-                            corr = new float[TILE * batch];
-                            corrByWorker[worker] = corr;
-                        }
-                        QuantDot.kCorrections(tile, TILE, x, batch, corr);
-                        for (; b + 1 < batch; b += 2) {
-                            QuantDot.dotFloat4x2K(tile, x, b, out, b * rows + r0, rows, corr, b, batch);
-                        }
-                    } else {
-                        for (; b + 1 < batch; b += 2) {
-                            QuantDot.dotFloat4x2Legacy(tile, x, b, out, b * rows + r0, rows);
-                        }
-                    }
-                }
+                int b = n == TILE && batch > 1 ? kernel.dotTilePairs(tile, x, batch, out, r0, rows, corr) : 0;
                 for (; b < batch; b++) {
                     if (n == TILE) {
-                        QuantDot.dotFloat4(tile, x, b, out, b * rows + r0);
+                        kernel.dotFloat4(tile, x, b, out, b * rows + r0);
                     } else {
                         for (int t = 0; t < n; t++) {
-                            out[b * rows + r0 + t] = QuantDot.dotFloat(tile[t], x, b);
+                            out[b * rows + r0 + t] = kernel.dotFloat(tile[t], x, b);
                         }
                     }
                 }
@@ -817,7 +661,7 @@ public final class CpuBackend implements Backend {
 
     /**
      * {@code exp(s[t] − max)} in place for {@code t} in {@code [c0, end)} (whole chunks of {@link GgmlExp#CHUNK}), returning
-     * their sum: each chunk summed in {@link QuantDot#sum}'s order (written out here) and added to a double, as ggml does.
+     * their sum: each chunk summed in {@link QuantLanes#sum}'s order (written out here) and added to a double, as ggml does.
      * Its own compilation root ({@link JitDirectives}): inlined into the attention job, whose parse is near C2's node
      * cutoff, the lane sum was refused as a call and its vector boxed.
      */

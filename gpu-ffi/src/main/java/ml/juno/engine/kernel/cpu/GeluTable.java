@@ -11,11 +11,19 @@ final class GeluTable {
     static {
         for (int h = 0; h < TABLE.length; h++) {
             float x = Float.float16ToFloat((short) h);
-            TABLE[h] = Float.float16ToFloat(Float.floatToFloat16(ScalarKernels.gelu(x)));
+            TABLE[h] = Float.float16ToFloat(Float.floatToFloat16(tanhGelu(x)));
         }
     }
 
+    private static final float GELU_COEF_A = 0.044715f;
+    private static final float SQRT_2_OVER_PI = 0.79788456080286535587989211986876f;
+
     private GeluTable() {}
+
+    /** ggml's {@code ggml_gelu_f32}: the tanh approximation in float. */
+    static float tanhGelu(float x) {
+        return 0.5f * x * (1.0f + (float) Math.tanh(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
+    }
 
     static float gelu(float x) {
         if (x <= -10f) {

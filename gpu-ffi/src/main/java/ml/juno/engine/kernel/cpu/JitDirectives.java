@@ -19,12 +19,14 @@ import javax.management.ObjectName;
  */
 final class JitDirectives {
     private static final String PKG = "ml/juno/engine/kernel/cpu/";
+    /**
+     * The kernels by method name, in every class of the package: each block type's kernel class has its own
+     * ({@link CpuTypeTraits}), so one pattern per method covers them all.
+     */
     private static final String[] KERNELS = {
-        "QuantRow.decode", "QuantRow.toFloatLanes",
-        "QuantDot.dotFloat4x2K", "QuantDot.dotFloat4x2Legacy", "QuantDot.dotFloat4K", "QuantDot.dotFloat4Legacy",
-        "QuantDot.q6Halves", "QuantDot.q6Combine", "QuantDot.dotFloatQ6",
-        "QuantDot.dotFloat", "QuantDot.kCorrection32", "QuantDot.kCorrections",
-        "VectorDecode.decode", "CpuBackend.softmaxChunks",
+        "*.decodeVector", "*.decodeQuants", "*.toFloatLanes",
+        "*.dotFloat4x2", "*.dotFloat4", "*.dotFloat", "*.q6Halves", "*.q6Combine", "*.dotFloatQ6",
+        "*.kCorrection32", "*.kCorrections", "CpuBackend.softmaxChunks",
     };
     private static volatile boolean installed;
 

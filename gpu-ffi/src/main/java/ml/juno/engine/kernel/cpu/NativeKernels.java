@@ -18,13 +18,14 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Locale;
 import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.kernel.cpu.CpuTypeTraits.NativeActivations;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
  * Juno's native CPU kernels ({@code gpu-ffi/src/main/c}), reached through the FFM API: the library the Maven build
  * compiled into the jar, extracted once to a cache file named by its content hash, and the variant of its kernels
  * (AVX2, AVX-VNNI, AVX-512 VNNI) that this CPU runs best. Results are bit-identical to the Java backend's
- * ({@link QuantDot}); {@code juno_cpu.h} says how.
+ * ({@link QuantKernel}, {@link FloatKernel}); {@code juno_cpu.h} says how.
  *
  * <p>The kernels trust their arguments, so every size is checked here before a downcall ({@link #matmul}). Activations
  * and outputs are Java arrays passed without copying ({@link Linker.Option#critical critical} downcalls with heap
@@ -289,34 +290,37 @@ public final class NativeKernels {
 
     /** Whether {@link #matmul} takes weights of {@code type} with rows of {@code cols} elements. */
     public static boolean supports(GgmlType type, int cols) {
-        return switch (type) {
-            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K -> cols % type.blockSize == 0;
-            case F32, F16, BF16 -> cols % 16 == 0; // CpuBackend.dot's 16-lane order; other lengths stay in Java
-            default -> false;
-        };
+        if (!CpuTypeTraits.supports(type)) {
+            return false;
+        }
+        NativeActivations a = CpuTypeTraits.of(type).nativeKernel().activations();
+        return a == NativeActivations.FLOATS || a == NativeActivations.HALVES
+                ? cols % 16 == 0 // FloatKernel.dot's 16-lane order; other lengths stay in Java
+                : cols % type.blockSize == 0;
     }
 
     /**
      * Whether the Java kernels are faster than this variant for {@code type} at {@code batch} activation rows (the
-     * results are bit-identical either way, so CpuBackend may pick per product). Measured on TinyLlama's ffn_gate, one
-     * thread, same JVM (NativeSpeedReport): the 256-bit variants' Q3_K tile runs at 1.04x Java at 16 rows but 0.79x at
-     * 128 (sign trick and a scale per 16 elements); every other type and variant is faster than Java at every batch.
+     * results are bit-identical either way, so CpuBackend may pick per product): from
+     * {@link CpuTypeTraits.Native#javaFasterFrom} rows on the 256-bit variants; AVX-512 is faster at every batch.
      */
     public boolean javaFaster(GgmlType type, int batch) {
-        return type == GgmlType.Q3_K && batch >= 32 && !isa.equals("avx512vnni");
+        return batch >= CpuTypeTraits.of(type).nativeKernel().javaFasterFrom() && !isa.equals("avx512vnni");
     }
 
     /** Bytes {@link #quantize} writes for {@code rows} activation rows of {@code cols} for weights of {@code type}. */
     public static long activationBytes(GgmlType type, int rows, int cols) {
         long n = (long) rows * cols;
-        return switch (type) {
-            case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> n / 32 * XQ8_BYTES;
-            case Q2_K, Q3_K, Q6_K -> n / 256 * XQK_BYTES;
+        if (!CpuTypeTraits.supports(type)) {
+            throw new IllegalArgumentException("no native kernel for " + type);
+        }
+        return switch (CpuTypeTraits.of(type).nativeKernel().activations()) {
+            case XQ8 -> n / 32 * XQ8_BYTES;
+            case XQK -> n / 256 * XQK_BYTES;
             // then the sums of 32 and the scales by activation row (juno_cpu.c sums_by_row), rows rounded up to 16
-            case Q4_K, Q5_K -> n / 256 * XQK_BYTES + (long) cols / 256 * 9 * ((rows + 15) / 16 * 16) * Float.BYTES;
-            case F32 -> n * Float.BYTES;
-            case F16, BF16 -> n * 2; // rounded to the weight's type, stored in its 16 bits
-            default -> throw new IllegalArgumentException("no native kernel for " + type);
+            case XQK_SUMS -> n / 256 * XQK_BYTES + (long) cols / 256 * 9 * ((rows + 15) / 16 * 16) * Float.BYTES;
+            case FLOATS -> n * Float.BYTES;
+            case HALVES -> n * 2;
         };
     }
 
@@ -359,7 +363,7 @@ public final class NativeKernels {
         int rc;
         try {
             rc = tiles ? (int) amxQuantize.invokeExact(x, (long) rows, (long) cols, xq)
-                    : (int) quantize.invokeExact(type.id, x, (long) rows, (long) cols, xq);
+                    : (int) quantize.invokeExact(CpuTypeTraits.of(type).nativeKernel().id(), x, (long) rows, (long) cols, xq);
         } catch (Throwable t) {
             throw new IllegalStateException("native quantize failed", t);
         }
@@ -500,7 +504,7 @@ public final class NativeKernels {
         if ((rows - 1L) * w.rowStride() + w.rowBytes() > data.byteSize()) {
             throw new IllegalArgumentException(w.name() + ": weight segment of " + data.byteSize() + " bytes too small");
         }
-        int id = type.id;
+        int id = CpuTypeTraits.of(type).nativeKernel().id();
         if (packed != null) {
             long need = packedBytes(w);
             if (need < 0 || packed.byteSize() < need || r0 % PACK_ROWS != 0) {

@@ -3,9 +3,9 @@ package ml.juno.engine.kernel.cpu;
 /**
  * Activation rows quantized the way llama.cpp quantizes them for integer dot products: Q8_0/Q8_1 blocks of 32 (scale
  * rounded to F16) or Q8_K blocks of 256 (F32 scale, with sums of every 16). Quants are 16-bit lanes in [-127, 127], ready
- * for {@link QuantDot}'s 16-bit multiplies. Buffers grow on first use and are then reused.
+ * for the 16-bit multiplies of {@link QuantLanes}. Buffers grow on first use and are then reused.
  */
-public final class QuantActivations {
+final class QuantActivations {
     /** {@code [batch][cols]} quants. */
     short[] q = new short[0];
     /** Scale per block ({@code [batch][cols/32]} or {@code [batch][cols/256]}). */
@@ -19,7 +19,7 @@ public final class QuantActivations {
     /**
      * Q8_K, by activation row last (after {@link #toFloatLanes}): {@code sumsByRow[(8b + j)·batch + r]} = sum of sub-block
      * j of super-block b of row r, as a float, and {@code dByRow[b·batch + r]} = that super-block's scale; so one vector
-     * holds eight rows' values, for the K-quant min terms of many rows at once ({@link QuantDot#kCorrections}).
+     * holds eight rows' values, for the K-quant min terms of many rows at once ({@link SuperBlockKernel#kCorrections}).
      */
     float[] sumsByRow = new float[0];
     float[] dByRow = new float[0];
@@ -30,13 +30,14 @@ public final class QuantActivations {
      */
     float[] bsA = new float[0];
     float[] bsB = new float[0];
-    /** The quants as floats in {@link QuantDot#lanes lane order} ({@code [batch][cols]}), after {@link #toFloatLanes}. */
+    /** The quants as floats in {@link QuantLanes#lanes lane order} ({@code [batch][cols]}), after {@link #toFloatLanes}. */
     float[] qf = new float[0];
     int cols;
     int blockSize;
 
-    /** Quantizes {@code batch} rows of {@code x} ({@code [batch][cols]}) to Q8_K ({@code k = true}) or Q8_0/Q8_1. */
-    public void quantize(float[] x, int batch, int cols, boolean k) {
+    /** Quantizes {@code batch} rows of {@code x} ({@code [batch][cols]}) to {@code format} (Q8_0, Q8_1 or Q8_K). */
+    void quantize(float[] x, int batch, int cols, ActivationFormat format) {
+        boolean k = format == ActivationFormat.Q8_K;
         this.cols = cols;
         this.blockSize = k ? 256 : 32;
         int n = batch * cols;
@@ -59,10 +60,10 @@ public final class QuantActivations {
     }
 
     /**
-     * Fills {@link #qf} for the first {@code batch} rows (the batched float kernels read it): in {@link QuantDot#lanes}
-     * order, or for Q6_K weights ({@code quads}) in {@link QuantDot#lanesQuad} order with the offset sums.
+     * Fills {@link #qf} for the first {@code batch} rows (the batched float kernels read it): in {@link QuantLanes#lanes}
+     * order, or for Q6_K weights ({@code quads}) in {@link Q6_KKernel#lanesQuad} order with the offset sums.
      */
-    public void toFloatLanes(int batch, boolean quads) {
+    void toFloatLanes(int batch, boolean quads) {
         int n = batch * cols;
         if (qf.length < n) {
             qf = new float[q.length];
@@ -73,10 +74,10 @@ public final class QuantActivations {
         }
         if (quads) {
             for (int e = 0; e < n; e += 32) {
-                QuantDot.lanesQuad(q, e, qf, e, 1f, 1f, 0f);
+                Q6_KKernel.lanesQuad(q, e, qf, e, 1f, 1f, 0f);
             }
-            for (int g = 0; g < n / 256; g++) { // g = row·(cols/256) + super-block, as QuantDot.q6Offset indexes
-                QuantDot.offsetPairs(bsums32, g * 16, bsA, bsB, g * 8);
+            for (int g = 0; g < n / 256; g++) { // g = row·(cols/256) + super-block, as Q6_KKernel.q6Offset indexes
+                Q6_KKernel.offsetPairs(bsums32, g * 16, bsA, bsB, g * 8);
             }
             return;
         }
@@ -92,7 +93,7 @@ public final class QuantActivations {
             }
         }
         for (int e = 0; e < n; e += 32) {
-            QuantDot.lanes(q, e, qf, e, 1f, 1f);
+            QuantLanes.lanes(q, e, qf, e, 1f, 1f);
         }
     }
 

@@ -1,6 +1,6 @@
 package ml.juno.engine.model.block;
 
-import ml.juno.engine.kernel.cpu.GgmlExp;
+import ml.juno.engine.kernel.GgmlExp;
 
 /**
  * The routing arithmetic of a softmax-gated mixture of experts, as ggml computes it: softmax ({@link GgmlExp#softmax}), top-k by probability (ties to the lower expert id), optional re-normalization by

@@ -53,7 +53,7 @@ class AmxQ4KTest {
      */
     static float[] definition(WeightMatrix w, float[] x, int batch, double[] exact) {
         QuantActivations a = new QuantActivations();
-        a.quantize(x, batch, w.cols(), true);
+        a.quantize(x, batch, w.cols(), ActivationFormat.Q8_K);
         int nb = w.cols() / 256;
         MemorySegment s = w.data();
         float[] out = new float[batch * w.rows()];

@@ -32,7 +32,15 @@ class CpuKernelsMatchScalarReferenceTest {
     }
 
     static Stream<GgmlType> types() {
-        return Stream.of(GgmlType.values()).filter(ScalarDecode::supports);
+        return Stream.of(GgmlType.values()).filter(CpuTypeTraits::supports);
+    }
+
+    private static BlockKernel kernel(GgmlType t) {
+        return CpuTypeTraits.of(t).kernel();
+    }
+
+    private static QuantKernel quantKernel(GgmlType t) {
+        return CpuTypeTraits.of(t).quantKernel();
     }
 
     private static float[] gaussian(int n, long seed) {
@@ -53,15 +61,15 @@ class CpuKernelsMatchScalarReferenceTest {
         float[] vec = new float[rows * cols];
         float[] ref = new float[rows * cols];
         float[] other = new float[rows * cols];
-        VectorDecode.decode(t, s, 0, vec, 0, rows * cols);
-        ScalarDecode.decode(t, s, 0, ref, 0, rows * cols);
+        kernel(t).decode(s, 0, vec, 0, rows * cols);
+        kernel(t).decodeScalar(s, 0, ref, 0, rows * cols);
         Dequantize.row(t, s, 0, other, 0, rows * cols);
         assertArrayEquals(ref, vec, t + ": vector vs scalar decode");
         assertArrayEquals(other, ref, t + ": scalar decode vs ml.juno.engine.quant.Dequantize");
     }
 
     static Stream<GgmlType> quantTypes() {
-        return Stream.of(GgmlType.values()).filter(QuantRow::supports);
+        return types().filter(t -> CpuTypeTraits.of(t).quantized());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -71,8 +79,9 @@ class CpuKernelsMatchScalarReferenceTest {
         MemorySegment s = RandomBlocks.of(t, 1, cols, 43);
         QuantRow vec = new QuantRow(cols);
         QuantRow ref = new QuantRow(cols);
-        vec.decode(t, s, 0, cols);
-        ref.decodeScalar(t, s, 0, cols);
+        QuantKernel k = quantKernel(t);
+        vec.decode(k, s, 0, cols);
+        ref.decodeScalar(k, s, 0, cols);
         assertArrayEquals(ref.q, vec.q, t + " quants");
         assertArrayEquals(ref.sc, vec.sc, t + " scales");
         assertArrayEquals(ref.d, vec.d, t + " d");
@@ -80,11 +89,11 @@ class CpuKernelsMatchScalarReferenceTest {
         assertArrayEquals(ref.dmin, vec.dmin, t + " dmin");
         // value = d·sc·q − dmin·m (K-quants) or d·q + m (Q4_1/Q5_1) must equal the float dequantization
         float[] deq = new float[cols];
-        ScalarDecode.decode(t, s, 0, deq, 0, cols);
-        int g = QuantRow.subBlock(t);
+        k.decodeScalar(s, 0, deq, 0, cols);
         for (int i = 0; i < cols; i++) {
             float v;
-            if (QuantRow.kQuant(t)) {
+            if (t.blockSize == 256) {
+                int g = k.subBlock;
                 int b = i / 256;
                 int j = i / g;
                 boolean mins = t == GgmlType.Q2_K || t == GgmlType.Q4_K || t == GgmlType.Q5_K;
@@ -153,42 +162,36 @@ class CpuKernelsMatchScalarReferenceTest {
 
     /** Fused, one-row, four-row and four-by-two batched dots of four weight rows with six activation rows. */
     private static void checkDots(GgmlType t, MemorySegment s, float[] xs, int cols) {
+        CpuTypeTraits traits = CpuTypeTraits.of(t);
+        QuantKernel k = traits.quantKernel();
         QuantActivations x = new QuantActivations();
-        x.quantize(xs, 6, cols, QuantRow.kQuant(t));
-        x.toFloatLanes(6, t == GgmlType.Q6_K);
+        x.quantize(xs, 6, cols, traits.activation());
+        k.toFloatLanes(x, 6);
         QuantRow[] tile = new QuantRow[4];
         for (int r = 0; r < 4; r++) {
             tile[r] = new QuantRow(cols);
-            tile[r].decode(t, s, r * t.byteSize(cols), cols);
+            tile[r].decode(k, s, r * t.byteSize(cols), cols);
             tile[r].toFloatLanes();
         }
         float[][] four = new float[6][4];
         for (int b = 0; b < 6; b++) {
-            QuantDot.dotFloat4(tile, x, b, four[b], 0);
+            k.dotFloat4(tile, x, b, four[b], 0);
         }
         float[] pairs = new float[6 * 4]; // [activation row][weight row], two activation rows per call
-        float[] corr = new float[4 * 6]; // the K-quant min terms of the four rows with the six activation rows
-        QuantDot.kCorrections(tile, 4, x, 6, corr);
-        for (int b = 0; b < 6; b += 2) {
-            if (t == GgmlType.Q6_K) {
-                QuantDot.dotFloat4x2Q6(tile, x, b, pairs, b * 4, 4);
-            } else if (QuantRow.kQuant(t)) {
-                QuantDot.dotFloat4x2K(tile, x, b, pairs, b * 4, 4, corr, b, 6);
-            } else {
-                QuantDot.dotFloat4x2Legacy(tile, x, b, pairs, b * 4, 4);
-            }
-        }
+        float[] corr = new float[4 * 6]; // scratch: the min terms of the four rows with the six activation rows
+        assertEquals(6, k.dotTilePairs(tile, x, 6, pairs, 0, 4, corr), "activation rows done in pairs");
+        float[] fused = new float[4];
         for (int r = 0; r < 4; r++) {
             QuantRow row = tile[r];
             for (int b = 0; b < 6; b++) {
-                float one = QuantDot.dotFloat(row, x, b);
+                float one = k.dotFloat(row, x, b);
                 assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(four[b][r]), t + " four weight rows, row " + r + " x " + b);
                 assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(pairs[b * 4 + r]), t + " four weight rows x two activation rows, row " + r + " x " + b);
-                if (QuantDot.fusedSupports(t)) {
-                    float fused = QuantDot.dotFused(t, s, r * t.byteSize(cols), cols, x, b);
-                    assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused), t + " fused row " + r + " x " + b);
+                if (traits.fusedBelow() > 0) {
+                    k.dotRows(s, t.byteSize(cols), cols, x, b, fused, 0, r, r + 1);
+                    assertEquals(Float.floatToIntBits(one), Float.floatToIntBits(fused[r]), t + " fused row " + r + " x " + b);
                 }
-                float ref = QuantDot.dotScalar(row, x, b);
+                float ref = k.dotScalar(row, x, b);
                 if (t == GgmlType.Q6_K) { // the scalar reference computes ggml's lanes too
                     assertEquals(Float.floatToIntBits(ref), Float.floatToIntBits(one), t + " row " + r + " x " + b + " vs scalar");
                 } else {
@@ -202,8 +205,8 @@ class CpuKernelsMatchScalarReferenceTest {
     void packedK4ScalesAndMins_equalTheScalarUnpacking() {
         forEachScaleBlock(5, (s, lo, hi) -> {
             for (int j = 0; j < 8; j++) {
-                assertEquals(ScalarDecode.scaleK4(s, 0, j), QuantDot.k4(QuantDot.scalesK4(lo, hi), j), "scale " + j);
-                assertEquals(ScalarDecode.minK4(s, 0, j), QuantDot.k4(QuantDot.minsK4(lo, hi), j), "min " + j);
+                assertEquals(Q4_KKernel.scaleK4(s, 0, j), QuantLanes.k4(Q4_KKernel.scalesK4(lo, hi), j), "scale " + j);
+                assertEquals(Q4_KKernel.minK4(s, 0, j), QuantLanes.k4(Q4_KKernel.minsK4(lo, hi), j), "min " + j);
             }
         });
     }
@@ -212,7 +215,7 @@ class CpuKernelsMatchScalarReferenceTest {
     void packedQ3KScales_equalTheScalarUnpacking() {
         forEachScaleBlock(6, (s, lo, hi) -> {
             for (int j = 0; j < 16; j++) {
-                assertEquals(ScalarDecode.q3kScale(s, 0, j) + 32, QuantDot.k4(QuantDot.q3Scales(lo, hi, j / 8), j % 8), "scale " + j);
+                assertEquals(Q3_KKernel.q3kScale(s, 0, j) + 32, QuantLanes.k4(Q3_KKernel.q3Scales(lo, hi, j / 8), j % 8), "scale " + j);
             }
         });
     }
@@ -230,7 +233,7 @@ class CpuKernelsMatchScalarReferenceTest {
             for (int i = 0; i < 12; i++) {
                 s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (n < 256 ? (i == n % 12 ? n : 0) : r.nextInt(256)));
             }
-            check.check(s, s.get(QuantDot.U64, 0), s.get(QuantDot.U32, 8));
+            check.check(s, s.get(QuantLanes.U64, 0), s.get(QuantLanes.U32, 8));
         }
     }
 
@@ -271,7 +274,7 @@ class CpuKernelsMatchScalarReferenceTest {
             float[] row = new float[cols];
             for (int b = 0; b < batch; b++) {
                 for (int r = 0; r < rows; r++) {
-                    ScalarDecode.decode(t, w.data(), r * w.rowStride(), row, 0, cols);
+                    kernel(t).decodeScalar(w.data(), r * w.rowStride(), row, 0, cols);
                     double scale = 0;
                     for (int k = 0; k < cols; k++) {
                         scale += Math.abs(row[k] * x[b * cols + k]);
@@ -303,9 +306,9 @@ class CpuKernelsMatchScalarReferenceTest {
         float[] full = new float[rows];
         float[] row = new float[cols];
         for (int r = 0; r < rows; r++) {
-            ScalarDecode.decode(GgmlType.Q4_K, w.data(), r * w.rowStride(), row, 0, cols);
+            kernel(GgmlType.Q4_K).decodeScalar(w.data(), r * w.rowStride(), row, 0, cols);
             float[] q = new float[cols];
-            ActivationRounding.round(ActivationRounding.Kind.Q8_K, xr, q, 0, 256);
+            ActivationRounding.round(ActivationFormat.Q8_K, xr, q, 0, 256);
             double s = 0;
             for (int k = 0; k < 256; k++) {
                 s += row[256 + k] * q[k];

@@ -16,7 +16,7 @@ class JitDirectivesTest {
                     new ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerDirectivesPrint",
                     new Object[] {new String[0]}, new String[] {String[].class.getName()});
             assertTrue(printed.contains("ml/juno/engine/kernel/cpu/*.*"), printed);
-            for (String kernel : new String[] {"QuantRow.decode", "QuantRow.toFloatLanes", "QuantDot.dotFloat4x2K", "QuantDot.dotFloat4K"}) {
+            for (String kernel : new String[] {"*.decodeQuants", "*.toFloatLanes", "*.dotFloat4x2", "*.dotFloat4"}) {
                 assertTrue(printed.contains("-ml/juno/engine/kernel/cpu/" + kernel), kernel + " in\n" + printed);
             }
         }

@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.AfterAll;
@@ -57,7 +59,7 @@ class NativeKernelsTest {
         } else {
             assertFalse(l.ok());
             assertNotNull(l.problem());
-            assertEquals("java", CpuBackend.create(1, CpuBackend.Kind.NATIVE).kind(), "falls back to Java");
+            assertEquals("java", Backends.select(Backends.Kind.NATIVE, 1).kind(), "falls back to Java");
         }
     }
 
@@ -73,12 +75,12 @@ class NativeKernelsTest {
 
     @Test
     void backendKinds_parseAndRefuseUnknownNames() {
-        assertEquals(CpuBackend.Kind.NATIVE, CpuBackend.Kind.parse("Native"));
-        assertEquals(CpuBackend.Kind.JAVA, CpuBackend.Kind.parse("java"));
-        assertEquals(CpuBackend.Kind.AUTO, CpuBackend.Kind.parse(null));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CpuBackend.Kind.parse("cuda"));
+        assertEquals(Backends.Kind.NATIVE, Backends.Kind.parse("Native"));
+        assertEquals(Backends.Kind.JAVA, Backends.Kind.parse("java"));
+        assertEquals(Backends.Kind.AUTO, Backends.Kind.parse(null));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Backends.Kind.parse("cuda"));
         assertTrue(e.getMessage().contains("native or java"), e.getMessage());
-        try (CpuBackend j = CpuBackend.create(1, CpuBackend.Kind.JAVA)) {
+        try (Backend j = Backends.select(Backends.Kind.JAVA, 1)) {
             assertEquals("java", j.kind());
         }
     }
@@ -103,7 +105,7 @@ class NativeKernelsTest {
             return false;
         }
         assertFalse(NativeKernels.load().ok());
-        try (CpuBackend b = CpuBackend.create(1, CpuBackend.Kind.NATIVE)) {
+        try (Backend b = Backends.select(Backends.Kind.NATIVE, 1)) {
             assertEquals("java", b.kind());
         }
         return true;
@@ -210,7 +212,7 @@ class NativeKernelsTest {
     void badSizes_areRefusedBeforeTheDowncall() {
         NativeKernels.Loaded l = NativeKernels.load();
         if (!l.ok()) {
-            assertEquals("java", CpuBackend.create(1, CpuBackend.Kind.NATIVE).kind(), "no library: the Java kernels run");
+            assertEquals("java", Backends.select(Backends.Kind.NATIVE, 1).kind(), "no library: the Java kernels run");
             return;
         }
         NativeKernels k = l.kernels();
@@ -247,7 +249,7 @@ class NativeKernelsTest {
     void nativeProducts_allocateNothingPerCall() {
         NativeKernels.Loaded l = NativeKernels.load();
         if (!l.ok()) {
-            assertEquals("java", CpuBackend.create(1, CpuBackend.Kind.NATIVE).kind());
+            assertEquals("java", Backends.select(Backends.Kind.NATIVE, 1).kind());
             return;
         }
         var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();

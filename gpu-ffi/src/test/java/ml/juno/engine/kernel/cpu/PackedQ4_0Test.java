@@ -41,7 +41,7 @@ class PackedQ4_0Test {
     /** The packed kernels' definition, in scalar Java: what every variant must give bit for bit. */
     static float[] definition(WeightMatrix w, float[] x, int batch) {
         QuantActivations a = new QuantActivations();
-        a.quantize(x, batch, w.cols(), false);
+        a.quantize(x, batch, w.cols(), ActivationFormat.Q8_0);
         int nb = w.cols() / 32;
         float[] out = new float[batch * w.rows()];
         for (int c = 0; c < batch; c++) {

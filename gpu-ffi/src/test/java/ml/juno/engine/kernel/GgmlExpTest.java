@@ -1,4 +1,4 @@
-package ml.juno.engine.kernel.cpu;
+package ml.juno.engine.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -3,14 +3,14 @@ package ml.juno.engine.kernel.cpu;
 
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kv.KvCache;
-import ml.juno.engine.tensor.GgmlType;
 
 /**
  * Scalar reference kernels: the plainest correct loop for every operation of {@link ml.juno.engine.kernel.Backend},
- * in the order llama.cpp's reference paths use. The vector kernels are tested against these.
+ * in the order llama.cpp's reference paths use. The vector kernels are tested against these (with {@link ScalarBackend}).
  */
 public final class ScalarKernels {
 
@@ -20,12 +20,14 @@ public final class ScalarKernels {
      * Quantized weights: activations quantized to Q8_0/Q8_1/Q8_K, integer dot products as ggml's generic code.
      * {@code row} holds at least cols, {@code xq} is reused.
      */
-    public static void matmulQuant(WeightMatrix w, float[] x, float[] out, int batch, QuantRow row, QuantActivations xq) {
-        xq.quantize(x, batch, w.cols(), QuantRow.kQuant(w.type()));
+    static void matmulQuant(WeightMatrix w, float[] x, float[] out, int batch, QuantRow row, QuantActivations xq) {
+        CpuTypeTraits traits = CpuTypeTraits.of(w.type());
+        QuantKernel kernel = traits.quantKernel();
+        xq.quantize(x, batch, w.cols(), traits.activation());
         for (int r = 0; r < w.rows(); r++) {
-            row.decodeScalar(w.type(), w.data(), r * w.rowStride(), w.cols());
+            row.decodeScalar(kernel, w.data(), r * w.rowStride(), w.cols());
             for (int b = 0; b < batch; b++) {
-                out[b * w.rows() + r] = QuantDot.dotScalar(row, xq, b);
+                out[b * w.rows() + r] = kernel.dotScalar(row, xq, b);
             }
         }
     }
@@ -36,11 +38,12 @@ public final class ScalarKernels {
      */
     public static void matmul(WeightMatrix w, float[] x, float[] out, int batch, float[] rowBuf, float[] xr, float[] lanes) {
         int cols = w.cols();
-        ActivationRounding.Kind kind = ActivationRounding.kindFor(w.type());
-        ActivationRounding.round(kind, x, xr, 0, batch * cols);
-        boolean f16 = w.type() == GgmlType.F16;
+        CpuTypeTraits traits = CpuTypeTraits.of(w.type());
+        FloatKernel kernel = (FloatKernel) traits.kernel();
+        ActivationRounding.round(traits.activation(), x, xr, 0, batch * cols);
+        boolean f16 = kernel.f16Order;
         for (int r = 0; r < w.rows(); r++) {
-            ScalarDecode.decode(w.type(), w.data(), r * w.rowStride(), rowBuf, 0, cols);
+            kernel.decodeScalar(w.data(), r * w.rowStride(), rowBuf, 0, cols);
             for (int b = 0; b < batch; b++) {
                 out[b * w.rows() + r] = dot(rowBuf, xr, b * cols, cols, f16, lanes);
             }
@@ -48,7 +51,7 @@ public final class ScalarKernels {
     }
 
     /**
-     * Scalar form of CpuBackend's float-weight dot product, in the same order (llama.cpp's AVX-512 build): 16 lanes
+     * Scalar form of {@link FloatKernel#dot}, in the same order (llama.cpp's AVX-512 build): 16 lanes
      * for {@code n % 16 == 0} (tinyBLAS), ggml_vec_dot_f16's four 16-lane accumulators and double tail for other F16
      * rows ({@link #dotF16Row}), otherwise 8 lanes and a float tail. {@code lanes} ≥ 64.
      */
@@ -95,7 +98,7 @@ public final class ScalarKernels {
     }
 
     public static void embed(WeightMatrix table, int token, float[] out, int outOffset) {
-        ScalarDecode.decode(table.type(), table.data(), token * table.rowStride(), out, outOffset, table.cols());
+        CpuTypeTraits.of(table.type()).kernel().decodeScalar(table.data(), token * table.rowStride(), out, outOffset, table.cols());
     }
 
     // ggml rms_norm: mean of squares in double, scale = 1/sqrtf(mean+eps), y = (x·scale)·w
@@ -212,14 +215,6 @@ public final class ScalarKernels {
         }
     }
 
-    private static final float GELU_COEF_A = 0.044715f;
-    private static final float SQRT_2_OVER_PI = 0.79788456080286535587989211986876f;
-
-    /** ggml's {@code ggml_gelu_f32}: the tanh approximation in float. */
-    public static float gelu(float x) {
-        return 0.5f * x * (1.0f + (float) Math.tanh(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
-    }
-
     /** GELU as ggml's CPU backend evaluates it ({@code GGML_GELU_FP16}): F16 in, F16 out, clamped outside ±10. */
     public static float geluAsGgml(float x) {
         if (x <= -10f) {
@@ -229,7 +224,7 @@ public final class ScalarKernels {
             return x;
         }
         float h = Float.float16ToFloat(Float.floatToFloat16(x));
-        return Float.float16ToFloat(Float.floatToFloat16(gelu(h)));
+        return Float.float16ToFloat(Float.floatToFloat16(GeluTable.tanhGelu(h)));
     }
 
     public static void geglu(float[] gate, float[] up, int n) {

@@ -1,4 +1,4 @@
-package ml.juno.engine.kernel.cpu;
+package ml.juno.engine.kernel;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;

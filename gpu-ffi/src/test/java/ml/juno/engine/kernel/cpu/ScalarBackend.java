@@ -3,6 +3,7 @@ package ml.juno.engine.kernel.cpu;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kv.KvCache;
@@ -28,7 +29,7 @@ public final class ScalarBackend implements Backend {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, float[] out, int batch) {
-        if (QuantRow.supports(w.type())) {
+        if (CpuTypeTraits.of(w.type()).quantized()) {
             if (quantRow.q.length < w.cols()) {
                 quantRow = new QuantRow(w.cols());
             }
