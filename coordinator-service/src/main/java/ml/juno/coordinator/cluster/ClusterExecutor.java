@@ -10,6 +10,7 @@ import ml.juno.coordinator.engine.ExecutorFactory;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.LogitsObserver;
 import ml.juno.coordinator.engine.ManagedExecutor;
+import ml.juno.coordinator.engine.SamplingStage;
 import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
@@ -41,7 +42,8 @@ import org.jboss.logging.Logger;
  * Runs step plans on node processes. Pipeline: the batch goes to the first stage with token ids, each stage's hidden
  * states go (through the coordinator) to the next, the last stage answers the logits of the rows that need them.
  * Tensor: the batch goes to every rank; each all-reduce of the step arrives as one partial per rank, the coordinator
- * sums them in rank order and sends the sum back on every stream; rank 0 answers the logits.
+ * sums them in rank order and sends the sum back on every stream; rank 0 answers the logits. The logits are sampled
+ * here, as they arrive ({@link SamplingStage}), until the last node samples itself.
  *
  * <p>Every wait has a deadline. A node that fails (stream broken, deadline passed) is marked down; the step fails (its
  * requests end with an error), the step's slots are released on the other nodes, and steps fail fast while a node is
@@ -58,6 +60,7 @@ public final class ClusterExecutor implements ManagedExecutor {
     private final List<ShardAssignment> assignments;
     private final LoadShardRequest base;
     private final ActivationCodec codec;
+    private final SamplingStage sampling;
     private final int vocab;
     private final ReentrantLock lock = new ReentrantLock();
     private final Thread health;
@@ -65,7 +68,6 @@ public final class ClusterExecutor implements ManagedExecutor {
     private float[] logits = new float[0];
     private float[] sum = new float[0];
     private float[] part = new float[0];
-    private volatile LogitsObserver observer;
     private volatile long steps;
     private volatile long tokens;
     private volatile long prefill;
@@ -77,6 +79,7 @@ public final class ClusterExecutor implements ManagedExecutor {
         this.assignments = assignments;
         this.base = base;
         this.vocab = vocab;
+        this.sampling = new SamplingStage(vocab);
         this.codec = ProtoMapping.codec(config.wire().dtype(), config.wire().order());
         for (int i = 0; i < config.nodes().size(); i++) {
             links.add(new NodeLink(config.nodes().get(i), i));
@@ -394,16 +397,7 @@ public final class ClusterExecutor implements ManagedExecutor {
         }
         ProtoMapping.decode(t, logits, 0);
         tokens += plan.totalTokens();
-        LogitsObserver obs = observer;
-        if (obs != null) {
-            int k = 0;
-            for (ScheduledRow row : plan.rows()) {
-                if (row.needsLogits()) {
-                    obs.onLogits(row.sequenceId(), logits, (k++) * vocab, vocab);
-                }
-            }
-        }
-        return new StepResult.Logits(logits, vocab, want);
+        return sampling.sample(plan, logits, want);
     }
 
     private void healthLoop() {
@@ -485,7 +479,7 @@ public final class ClusterExecutor implements ManagedExecutor {
 
     @Override
     public void observeLogits(LogitsObserver o) {
-        this.observer = o;
+        sampling.observeLogits(o);
     }
 
     @Override

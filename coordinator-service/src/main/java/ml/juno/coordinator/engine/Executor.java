@@ -9,9 +9,11 @@ import ml.juno.coordinator.scheduler.StepResult;
  * <p>For every row of the plan, the executor writes the K/V of the row's tokens at the row's positions
  * into the KV slots of its slot mapping (block id × block size + offset; the memory behind the block ids
  * belongs to the executor), attends over the sequence's earlier positions through its block table, and
- * returns the logits of the last token of each row with {@code needsLogits}, in row order, as one
- * {@code [rows][vocab]} array. Blocks listed in a block table but not written by the row (prefix-cache
- * hits) already hold that sequence's K/V from an earlier step.
+ * for each row with {@code needsLogits} samples the next token from the logits of the row's last token with
+ * the row's {@link ml.juno.coordinator.sampling.SamplerState} (a {@link SamplingStage} next to the logits),
+ * returning the tokens in row order ({@link StepResult.Tokens}): the loop moves tokens, never logits.
+ * Blocks listed in a block table but not written by the row (prefix-cache hits) already hold that
+ * sequence's K/V from an earlier step.
  *
  * <p>Called from the generation loop's single thread, one step at a time. A failure is returned as
  * {@link StepResult.Failure} (a thrown runtime exception is treated the same way); every sequence in the

@@ -123,7 +123,7 @@ public final class GenerationLoop implements AutoCloseable {
             }
             plan = scheduler.schedule();
         }
-        StepResult result = plan.isEmpty() ? StepResult.empty(scheduler.vocabSize()) : execute(plan);
+        StepResult result = plan.isEmpty() ? StepResult.empty() : execute(plan);
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
             result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step");

@@ -11,7 +11,6 @@ import ml.juno.coordinator.kvcache.KvCacheConfig;
 import ml.juno.coordinator.kvcache.KvCacheManager;
 import ml.juno.coordinator.kvcache.KvCacheStats;
 import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.Sampler;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.Scheduler;
@@ -71,7 +70,7 @@ public final class InferenceEngine implements AutoCloseable {
         this.kvBlocks = kvConfig.numBlocks();
         KvCacheManager kv = new KvCacheManager(kvConfig);
         Scheduler scheduler = new Scheduler(new SchedulerConfig(config.maxBatchTokens(), config.maxSequences(),
-                config.maxQueue(), context, Duration.ofSeconds(1)), kv, new Sampler(vocab));
+                config.maxQueue(), context, Duration.ofSeconds(1)), kv, vocab);
         this.executor = executor;
         this.loop = new GenerationLoop(scheduler, executor);
         long params = 0;

@@ -12,8 +12,8 @@ import ml.juno.engine.model.Logits;
 
 /**
  * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: every row's block table goes to
- * the session, then all rows (prefill chunks and decode rows) go through as one batched forward step, and the logits of
- * the rows that asked come back in plan order, straight from the session's buffer (valid until the next step).
+ * the session, then all rows (prefill chunks and decode rows) go through as one batched forward step, and the rows
+ * that asked are sampled straight from the session's logits buffer ({@link SamplingStage}): the step answers tokens.
  *
  * <p>Anything wrong (a plan that does not fit the session, an engine exception) becomes a {@link StepResult.Failure};
  * nothing is thrown and nothing hangs. Used from the generation loop's thread only; the counters may be read from any
@@ -23,11 +23,10 @@ public final class LocalExecutor implements ManagedExecutor {
     private final InferenceSession session;
     private final int blockSize;
     private final ForwardBatch batch;
-    private final long[] logitSequence;  // [maxBatch] sequence of each logits row of the current step
+    private final SamplingStage sampling;
     private final long[] slotSequence;   // [slots] sequence whose last row in this slot asked for logits
     private final int[] slotDecodeAt;    // [slots] position its decode row will have
     private final long[] slotStep;       // [slots] step that last used the slot (one row per slot per step)
-    private volatile LogitsObserver observer;
     private volatile long prefillTokens;
     private volatile long decodeTokens;
     private volatile long steps;
@@ -43,7 +42,7 @@ public final class LocalExecutor implements ManagedExecutor {
         this.session = session;
         this.blockSize = blockSize;
         this.batch = new ForwardBatch(session.maxBatch());
-        this.logitSequence = new long[session.maxBatch()];
+        this.sampling = new SamplingStage(session.model().config().dims().vocab());
         this.slotSequence = new long[session.slots()];
         this.slotDecodeAt = new int[session.slots()];
         this.slotStep = new long[session.slots()];
@@ -59,7 +58,7 @@ public final class LocalExecutor implements ManagedExecutor {
     /** Raw logits of each token-producing row go to {@code o} too ({@code null}: none; the default). */
     @Override
     public void observeLogits(LogitsObserver o) {
-        this.observer = o;
+        sampling.observeLogits(o);
     }
 
     /** Tokens computed as prefill (anything but a sequence's next-token row). */
@@ -125,7 +124,7 @@ public final class LocalExecutor implements ManagedExecutor {
                 prefill += ids.length;
             }
             if (chunk.needsLogits()) {
-                logitSequence[logitRows++] = row.sequenceId();
+                logitRows++;
                 slotSequence[slot] = row.sequenceId();
                 slotDecodeAt[slot] = chunk.startPosition() + ids.length;
             } else {
@@ -140,14 +139,7 @@ public final class LocalExecutor implements ManagedExecutor {
         prefillTokens += prefill;
         decodeTokens += decode;
         steps++;
-        int vocab = logits.vocab();
-        LogitsObserver o = observer;
-        if (o != null) {
-            for (int i = 0; i < logitRows; i++) {
-                o.onLogits(logitSequence[i], logits.data(), i * vocab, vocab);
-            }
-        }
-        return new StepResult.Logits(logits.data(), vocab, logitRows);
+        return sampling.sample(plan, logits.data(), logitRows);
     }
 
     /** Why a row cannot run as planned, or null. Checks the slot and that the slot mapping follows the block table. */

@@ -1,5 +1,7 @@
 package ml.juno.coordinator.scheduler;
 
+import ml.juno.coordinator.sampling.SamplerState;
+
 /**
  * One sequence's part of a step.
  *
@@ -8,9 +10,14 @@ package ml.juno.coordinator.scheduler;
  *                   per-sequence state in fixed slots)
  * @param chunk      tokens and positions to compute, and whether logits are wanted
  * @param kv         block table and slot mapping
+ * @param sampler    the sequence's sampling state, for the engine to draw the next token with when the row
+ *                   needs logits (its generator and suppressed tokens are set for this step)
  */
-public record ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv) {
+public record ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv, SamplerState sampler) {
     public ScheduledRow {
+        if (sampler == null) {
+            throw new IllegalArgumentException("a row needs its sequence's sampler state");
+        }
         if (kv.slotMapping().length != chunk.size()) {
             throw new IllegalArgumentException("slot mapping has " + kv.slotMapping().length + " entries for "
                     + chunk.size() + " tokens");

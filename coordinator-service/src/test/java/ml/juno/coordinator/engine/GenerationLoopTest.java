@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import ml.juno.coordinator.kvcache.KvCacheConfig;
 import ml.juno.coordinator.kvcache.KvCacheManager;
 import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.Sampler;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
 import ml.juno.coordinator.sampling.TokenLogprobs;
@@ -31,10 +30,11 @@ class GenerationLoopTest {
 
     /**
      * TEST DOUBLE for a model: always predicts "previous token + 1" (mod V) with a clear margin, so greedy
-     * output is known in advance. Can be told to fail, and counts its calls.
+     * output is known in advance; samples them as a real executor does. Can be told to fail, and counts its calls.
      */
     static final class SuccessorExecutor implements Executor {
         final AtomicInteger calls = new AtomicInteger();
+        final SamplingStage sampling = new SamplingStage(V);
         volatile String failWith;
 
         @Override
@@ -52,7 +52,7 @@ class GenerationLoopTest {
                     r++;
                 }
             }
-            return new StepResult.Logits(out, V, plan.logitRowCount());
+            return sampling.sample(plan, out, plan.logitRowCount());
         }
     }
 
@@ -122,7 +122,7 @@ class GenerationLoopTest {
     private final SuccessorExecutor executor = new SuccessorExecutor();
     private final KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
     private final GenerationLoop loop = new GenerationLoop(
-            new Scheduler(new SchedulerConfig(32, 8, 16, 256, Duration.ofSeconds(1)), kv, new Sampler(V)), executor);
+            new Scheduler(new SchedulerConfig(32, 8, 16, 256, Duration.ofSeconds(1)), kv, V), executor);
 
     private RecordingSink submit(int[] prompt, StopCondition stop) {
         RecordingSink sink = new RecordingSink();
