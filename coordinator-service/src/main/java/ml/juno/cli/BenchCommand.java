@@ -15,8 +15,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import ml.juno.coordinator.engine.BackendInfo;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
@@ -171,8 +171,8 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** One timed request: submit time, first token, finish. Runs on the inference thread. */
-    private static final class Timed implements TokenSink {
+    /** One timed request: submit time, first token, finish. Runs on the request's output thread. */
+    private static final class Timed implements GenerationListener {
         final CountDownLatch done;
         final long submitted = System.nanoTime();
         final long[] times; // [n] arrival of each token
@@ -186,12 +186,12 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
             times[tokens++] = System.nanoTime();
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage usage, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage usage, String m) {
             reason = r;
             message = m;
             done.countDown();
@@ -281,7 +281,7 @@ final class BenchCommand implements Callable<Integer> {
         long lastFirst = 0;
         long end = 0;
         double ttft = 0;
-        for (Timed x : timed) { // the latch's countDown/await orders these reads after the inference thread's writes
+        for (Timed x : timed) { // the latch's countDown/await orders these reads after the output threads' writes
             if (x.reason != FinishReason.LENGTH || x.tokens != n) {
                 throw new CliException("benchmark request ended with " + x.reason.wireName() + " after " + x.tokens + " tokens " + x.message);
             }

@@ -9,9 +9,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.LogitsObserver;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.LogitBias;
 import ml.juno.coordinator.sampling.RepetitionPenalties;
@@ -167,8 +167,8 @@ final class GenerateCommand implements Callable<Integer> {
         return mapper.writeValueAsString(root);
     }
 
-    /** The request's tokens and text; streams text to {@code out} when given. Runs on the inference thread. */
-    private static final class Output implements TokenSink {
+    /** The request's tokens and text; streams text to {@code out} when given. Runs on the request's output thread. */
+    private static final class Output implements GenerationListener {
         final int[] tokens;
         final StringBuilder text = new StringBuilder();
         final CountDownLatch done = new CountDownLatch(1);
@@ -184,16 +184,16 @@ final class GenerateCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onToken(int tokenId, String piece, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String piece, TokenLogprobs logprobs) {
             if (count == 0) {
                 firstTokenNanos = System.nanoTime();
             }
             tokens[count++] = tokenId;
-            onText(piece);
+            onText(choice, piece);
         }
 
         @Override
-        public void onText(String piece) {
+        public void onText(int choice, String piece) {
             text.append(piece);
             if (out != null && !piece.isEmpty()) {
                 out.print(piece);
@@ -202,7 +202,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage usage, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage usage, String m) {
             reason = r;
             message = m;
             done.countDown();

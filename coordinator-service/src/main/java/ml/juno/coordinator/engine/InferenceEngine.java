@@ -3,20 +3,14 @@ package ml.juno.coordinator.engine;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import ml.juno.coordinator.kvcache.KvCacheConfig;
 import ml.juno.coordinator.kvcache.KvCacheManager;
 import ml.juno.coordinator.kvcache.KvCacheStats;
-import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.Scheduler;
 import ml.juno.coordinator.scheduler.SchedulerConfig;
 import ml.juno.coordinator.scheduler.SubmitResult;
-import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.tokenizer.ChatTemplate;
 import ml.juno.coordinator.tokenizer.ChatTemplates;
 import ml.juno.coordinator.tokenizer.StreamingDetokenizer;
@@ -44,7 +38,6 @@ import ml.juno.engine.model.Model;
 public final class InferenceEngine implements AutoCloseable {
     /** Tokens per KV block (vLLM's default). */
     public static final int KV_BLOCK_SIZE = 16;
-    private static final String SHUTTING_DOWN = "shutting down";
 
     private final EngineConfig config;
     private final GgufFile file;
@@ -55,9 +48,7 @@ public final class InferenceEngine implements AutoCloseable {
     private final GenerationLoop loop;
     private final ModelInfo info;
     private final int kvBlocks;
-    private final Set<TrackedSink> inFlight = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
-    private volatile long generatedTokens;
     private volatile boolean closed;
 
     private InferenceEngine(EngineConfig config, GgufFile file, ManagedExecutor executor, Runnable closeCompute,
@@ -209,33 +200,36 @@ public final class InferenceEngine implements AutoCloseable {
     }
 
     /**
-     * Queues a request. Non-blocking; the sink's callbacks run on the inference thread and must not block. A closed
-     * engine rejects.
+     * The output processor of a new request: its text goes to {@code listener}, on the request's own thread. Submit
+     * it with {@link #submit(RequestOutput, List)}.
+     */
+    public RequestOutput newRequest(GenerationListener listener, RequestMetrics metrics) {
+        return new RequestOutput(loop, () -> new Detokenizer(tokenizer.streamingDetokenizer(false)), listener, metrics,
+                () -> closed);
+    }
+
+    /**
+     * Queues one sequence per choice of {@code request} ({@link RequestOutput#submit}). Non-blocking. A closed engine
+     * rejects.
      *
-     * @throws IllegalArgumentException if the request can never run (too long for the context, tokens outside the
+     * @throws IllegalArgumentException if a choice can never run (too long for the context, tokens outside the
      *                                  vocabulary)
      */
-    public SubmitResult submit(GenerationRequest request, TokenSink sink) {
-        TrackedSink tracked = new TrackedSink(sink, request.promptTokens().length);
+    public SubmitResult submit(RequestOutput request, List<GenerationRequest> choices) {
         synchronized (lifecycle) {
             if (closed) {
                 return new SubmitResult.Rejected(Duration.ZERO, "engine is shutting down");
             }
-            inFlight.add(tracked);
-            try {
-                SubmitResult r = loop.submit(request, new Detokenizer(tokenizer.streamingDetokenizer(false)), tracked);
-                if (!(r instanceof SubmitResult.Accepted)) {
-                    inFlight.remove(tracked);
-                }
-                return r;
-            } catch (RuntimeException e) {
-                inFlight.remove(tracked);
-                throw e;
-            }
+            return request.submit(choices);
         }
     }
 
-    /** Cancels a request at any point, from any thread; its sink then gets {@code onFinish(CANCELLED)}. */
+    /** A request of one choice, without metrics; see {@link #submit(RequestOutput, List)}. */
+    public SubmitResult submit(GenerationRequest request, GenerationListener listener) {
+        return submit(newRequest(listener, RequestMetrics.NONE), List.of(request));
+    }
+
+    /** Cancels a sequence at any point, from any thread; its choice then finishes with {@code cancelled}. */
     public boolean cancel(long sequenceId) {
         return !closed && loop.cancel(sequenceId);
     }
@@ -249,10 +243,11 @@ public final class InferenceEngine implements AutoCloseable {
     }
 
     public EngineStats stats() {
-        record Snapshot(int waiting, int running, KvCacheStats kv) {}
-        Snapshot s = loop.inspect(sch -> new Snapshot(sch.waitingCount(), sch.runningCount(), sch.kvCache().stats()));
+        record Snapshot(int waiting, int running, KvCacheStats kv, long generated) {}
+        Snapshot s = loop.inspect(sch -> new Snapshot(sch.waitingCount(), sch.runningCount(), sch.kvCache().stats(),
+                sch.generatedTokens()));
         return new EngineStats(s.waiting(), s.running(), s.kv().blocks().used(), kvBlocks, s.kv().prefix().hitTokens(),
-                s.kv().prefix().missTokens(), executor.prefillTokens(), generatedTokens, executor.steps());
+                s.kv().prefix().missTokens(), executor.prefillTokens(), s.generated(), executor.steps());
     }
 
     /** True while the inference thread runs, the engine is open and its executor can run steps. */
@@ -280,12 +275,7 @@ public final class InferenceEngine implements AutoCloseable {
             }
             closed = true;
         }
-        loop.close(); // ends what is in flight as cancelled: the tracked sinks turn that into ERROR "shutting down"
-        List<TrackedSink> left = new ArrayList<>(inFlight);
-        inFlight.clear();
-        for (TrackedSink t : left) {
-            t.shutDown();
-        }
+        loop.close(); // ends what is in flight as cancelled: the requests' outputs turn that into ERROR "shutting down"
         executor.close();
         closeCompute.run();
         file.close();
@@ -301,72 +291,6 @@ public final class InferenceEngine implements AutoCloseable {
         @Override
         public String flush() {
             return d.flush();
-        }
-    }
-
-    /** Counts tokens, forgets the request when it ends, and lets close() finish what the loop did not. */
-    private final class TrackedSink implements TokenSink {
-        private final TokenSink sink;
-        private final int promptTokens;
-        private int streamed;
-        private boolean finished;
-
-        TrackedSink(TokenSink sink, int promptTokens) {
-            this.sink = sink;
-            this.promptTokens = promptTokens;
-        }
-
-        @Override
-        public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
-            streamed++;
-            generatedTokens++; // single writer: the inference thread
-            try {
-                sink.onToken(tokenId, text, logprobs);
-            } catch (Error e) {
-                throw failed(e);
-            }
-        }
-
-        @Override
-        public void onText(String text) {
-            try {
-                sink.onText(text);
-            } catch (Error e) {
-                throw failed(e);
-            }
-        }
-
-        @Override
-        public void onFinish(FinishReason reason, Usage usage, String message) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            inFlight.remove(this);
-            generatedTokens += Math.max(0, usage.completionTokens() - streamed); // an end-of-generation token
-            boolean shutdown = closed && reason == FinishReason.CANCELLED;
-            try {
-                sink.onFinish(shutdown ? FinishReason.ERROR : reason, usage, shutdown ? SHUTTING_DOWN : message);
-            } catch (Error e) {
-                throw failed(e);
-            }
-        }
-
-        /** After the loop stopped (no other thread calls this sink any more). */
-        void shutDown() {
-            if (!finished) {
-                finished = true;
-                try {
-                    sink.onFinish(FinishReason.ERROR, new Usage(promptTokens, streamed, 0), SHUTTING_DOWN);
-                } catch (RuntimeException ignored) {
-                    // the engine is closing either way
-                }
-            }
-        }
-
-        /** A sink that fails with an Error must not kill the inference thread: it becomes an exception (cancels). */
-        private static IllegalStateException failed(Error e) {
-            return new IllegalStateException("token sink failed: " + e, e);
         }
     }
 }

@@ -25,8 +25,8 @@ import ml.juno.coordinator.sampling.TokenLogprobs;
  *
  * <p>Each row carries its sequence's {@link SamplerState}; the engine samples next to the logits and
  * {@link #update} takes the sampled token ids: it appends them, checks stop tokens and lengths, releases
- * finished sequences' blocks and reports tokens and finishes. Stop strings are text-level and reported
- * by the caller through {@link #finish}.
+ * finished sequences' blocks and reports tokens and finishes. Stop strings are text-level: the request's
+ * output processor reports a match through {@link #cancel(long, FinishReason)}, the path of a cancel.
  *
  * <p>Not thread-safe: one thread (the generation loop) or external locking.
  */
@@ -47,6 +47,7 @@ public final class Scheduler {
     private long arrivals;
     private long step;
     private long preemptions;
+    private long generatedTokens;
 
     /** @param vocabSize tokens of the model's vocabulary: prompts and sampled tokens are checked against it */
     public Scheduler(SchedulerConfig config, KvCacheManager kv, int vocabSize) {
@@ -110,20 +111,30 @@ public final class Scheduler {
      * @return false when the id is unknown or already finished
      */
     public boolean cancel(long sequenceId) {
+        return cancel(sequenceId, FinishReason.CANCELLED);
+    }
+
+    /**
+     * Ends a sequence at any point, as {@link #cancel(long)} does, but reports {@code reason}: {@code stop} when the
+     * caller found a stop string in its text.
+     *
+     * @return false when the id is unknown or already finished
+     */
+    public boolean cancel(long sequenceId, FinishReason reason) {
         Sequence seq = byId.get(sequenceId);
-        if (seq == null || seq.state == Sequence.State.FINISHED || seq.cancelled) {
+        if (seq == null || seq.state == Sequence.State.FINISHED || seq.cancelled != null) {
             return false;
         }
-        seq.cancelled = true;
+        seq.cancelled = reason;
         if (seq.state == Sequence.State.WAITING) {
             waiting.remove(seq);
-            pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+            pendingFinished.add(release(seq, reason, ""));
         }
         return true;
     }
 
     /**
-     * Ends a sequence now (a stop string matched, say) and releases its blocks.
+     * Ends a sequence now (the engine is closing, say) and releases its blocks.
      *
      * @return the finish record, for the caller to report
      * @throws IllegalArgumentException if the id is unknown or already finished
@@ -144,8 +155,8 @@ public final class Scheduler {
         step++;
         for (int i = running.size() - 1; i >= 0; i--) {
             Sequence seq = running.get(i);
-            if (seq.cancelled) {
-                pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+            if (seq.cancelled != null) {
+                pendingFinished.add(release(seq, seq.cancelled, ""));
             }
         }
         List<ScheduledRow> rows = new ArrayList<>();
@@ -246,7 +257,7 @@ public final class Scheduler {
         for (ScheduledRow row : plan.rows()) {
             int k = row.needsLogits() ? sampledRow++ : -1;
             Sequence seq = live(row.sequenceId());
-            if (seq == null || seq.cancelled || seq.numComputed != row.chunk().startPosition()) {
+            if (seq == null || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
                 continue; // finished, cancelled or preempted since the plan was made
             }
             seq.numComputed += row.tokenCount();
@@ -270,6 +281,7 @@ public final class Scheduler {
     private void accept(Sequence seq, int token, TokenLogprobs lp,
                         List<SampledToken> tokens, List<FinishedSequence> finished) {
         var stop = seq.request.stop();
+        generatedTokens++;
         seq.sampler.accept(token);
         seq.append(token);
         if (stop.isStopToken(token)) {
@@ -293,6 +305,11 @@ public final class Scheduler {
 
     public int runningCount() {
         return running.size();
+    }
+
+    /** Tokens sampled since the start, end-of-generation tokens included. */
+    public long generatedTokens() {
+        return generatedTokens;
     }
 
     public long preemptions() {

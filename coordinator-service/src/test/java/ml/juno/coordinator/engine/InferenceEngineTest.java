@@ -53,7 +53,7 @@ class InferenceEngineTest {
     }
 
     /** Collects one request's output. */
-    static class Collect implements TokenSink {
+    static class Collect implements GenerationListener {
         final List<Integer> tokens = new ArrayList<>();
         final StringBuilder text = new StringBuilder();
         final CountDownLatch done = new CountDownLatch(1);
@@ -62,18 +62,18 @@ class InferenceEngineTest {
         volatile String message;
 
         @Override
-        public void onToken(int tokenId, String t, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String t, TokenLogprobs logprobs) {
             tokens.add(tokenId);
             text.append(t);
         }
 
         @Override
-        public void onText(String t) {
+        public void onText(int choice, String t) {
             text.append(t);
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage u, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage u, String m) {
             reason = r;
             usage = u;
             message = m;
@@ -245,10 +245,10 @@ class InferenceEngineTest {
                 long[] id = new long[1];
                 Collect c = new Collect() {
                     @Override
-                    public void onToken(int tokenId, String t, TokenLogprobs logprobs) {
-                        super.onToken(tokenId, t, logprobs);
+                    public void onToken(int choice, int tokenId, String t, TokenLogprobs logprobs) {
+                        super.onToken(choice, tokenId, t, logprobs);
                         if (tokens.size() == cancelAfter) {
-                            e.cancel(id[0]); // from the inference thread, mid-stream
+                            e.cancel(id[0]); // from the request's output thread, mid-stream
                         }
                     }
                 };

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
@@ -145,14 +145,14 @@ class RecordingSummaryTest {
         List<Integer> tokens = new ArrayList<>();
         CountDownLatch done = new CountDownLatch(1);
         FinishReason[] reason = new FinishReason[1];
-        TokenSink sink = new TokenSink() {
+        GenerationListener sink = new GenerationListener() {
             @Override
-            public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 tokens.add(tokenId);
             }
 
             @Override
-            public void onFinish(FinishReason r, Usage usage, String message) {
+            public void onChoiceFinished(int choice, FinishReason r, Usage usage, String message) {
                 reason[0] = r;
                 done.countDown();
             }
