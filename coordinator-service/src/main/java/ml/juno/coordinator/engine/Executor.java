@@ -7,8 +7,8 @@ import ml.juno.coordinator.scheduler.StepResult;
  * Runs one forward step: the seam between scheduling and computing.
  *
  * <p>For every row of the plan, the executor writes the K/V of the row's tokens at the row's positions
- * into the KV slots of its slot mapping (block id × block size + offset; the memory behind the block ids
- * belongs to the executor), attends over the sequence's earlier positions through its block table, and
+ * into the KV slots its block table gives them (position p: block {@code table[p / blockSize]}, offset
+ * {@code p % blockSize}; the memory behind the block ids belongs to the executor), attends over the sequence's earlier positions through its block table, and
  * for each row with {@code needsLogits} samples the next token from the logits of the row's last token with
  * the row's {@link ml.juno.coordinator.sampling.SamplerState} (a {@link SamplingStage} next to the logits),
  * returning the tokens in row order ({@link StepResult.Tokens}): the loop moves tokens, never logits.

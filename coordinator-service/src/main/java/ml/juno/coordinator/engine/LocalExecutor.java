@@ -142,7 +142,7 @@ public final class LocalExecutor implements ManagedExecutor {
         return sampling.sample(plan, logits.data(), logitRows);
     }
 
-    /** Why a row cannot run as planned, or null. Checks the slot and that the slot mapping follows the block table. */
+    /** Why a row cannot run as planned, or null. Checks the slot and the block size. */
     private String check(ScheduledRow row, long step) {
         int slot = row.slot();
         if (slot < 0 || slot >= slotStep.length) {
@@ -152,19 +152,8 @@ public final class LocalExecutor implements ManagedExecutor {
             return "slot " + slot + " has two rows in one step";
         }
         slotStep[slot] = step;
-        KvPlacement kv = row.kv();
-        if (kv.blockSize() != blockSize) {
-            return "block size " + kv.blockSize() + ", the engine's is " + blockSize;
-        }
-        int[] table = kv.blockTable();
-        int[] slots = kv.slotMapping();
-        TokenChunk chunk = row.chunk();
-        for (int i = 0; i < slots.length; i++) {
-            int pos = chunk.position(i);
-            int b = pos / blockSize;
-            if (b >= table.length || slots[i] != table[b] * blockSize + pos % blockSize) {
-                return "slot mapping " + slots[i] + " of position " + pos + " disagrees with the block table";
-            }
+        if (row.kv().blockSize() != blockSize) {
+            return "block size " + row.kv().blockSize() + ", the engine's is " + blockSize;
         }
         return null;
     }

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import ml.juno.coordinator.kvcache.BlockTable;
 import ml.juno.coordinator.kvcache.KvCacheManager;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplerState;
@@ -335,16 +334,9 @@ public final class Scheduler {
         } else if (needsLogits) {
             seq.sampler.clearSuppressed();
         }
-        int bs = kv.blockSize();
-        BlockTable table = seq.blocks;
-        int[] slots = new int[count];
-        for (int i = 0; i < count; i++) {
-            int pos = start + i;
-            slots[i] = table.block(pos / bs) * bs + pos % bs;
-        }
-        int[] blocks = Arrays.copyOf(table.toArray(), kv.blocksFor(start + count));
+        int[] blocks = Arrays.copyOf(seq.blocks.toArray(), kv.blocksFor(start + count));
         return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits),
-                new KvPlacement(bs, blocks, slots), seq.sampler);
+                new KvPlacement(kv.blockSize(), blocks), seq.sampler);
     }
 
     private Sequence worstUnscheduled() {

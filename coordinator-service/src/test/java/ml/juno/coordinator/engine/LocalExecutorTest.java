@@ -56,12 +56,7 @@ class LocalExecutorTest {
     }
 
     static ScheduledRow row(long seq, int slot, int start, int[] tokens, boolean logits, int[] blocks) {
-        int[] slots = new int[tokens.length];
-        for (int i = 0; i < tokens.length; i++) {
-            int pos = start + i;
-            slots[i] = blocks[pos / BS] * BS + pos % BS;
-        }
-        return new ScheduledRow(seq, slot, new TokenChunk(start, tokens, logits), new KvPlacement(BS, blocks, slots), GREEDY);
+        return new ScheduledRow(seq, slot, new TokenChunk(start, tokens, logits), new KvPlacement(BS, blocks), GREEDY);
     }
 
     static StepPlan plan(long step, ScheduledRow... rows) {
@@ -119,9 +114,7 @@ class LocalExecutorTest {
                 plan(3, row(1, 0, 0, PROMPT, true, new int[] {0, 12})),                               // block outside the pool
                 plan(4, row(1, 0, 0, new int[20], true, new int[] {0, 1, 2, 3, 4})),                  // 20 tokens > 16 per step
                 plan(5, new ScheduledRow(1, 0, new TokenChunk(0, PROMPT, true),
-                        new KvPlacement(8, new int[] {0}, new int[] {0, 1, 2, 3, 4, 5}), GREEDY)),            // other block size
-                plan(6, new ScheduledRow(1, 0, new TokenChunk(0, PROMPT, true),
-                        new KvPlacement(BS, two, new int[] {0, 1, 2, 3, 9, 5}), GREEDY)),                     // mapping off the table
+                        new KvPlacement(8, new int[] {0}), GREEDY)),                                           // other block size
                 plan(7, row(1, 0, 0, new int[] {1, 9999}, true, two)));                               // token outside the vocabulary
         for (StepPlan p : bad) {
             StepResult r = executor.execute(p);
@@ -130,6 +123,11 @@ class LocalExecutorTest {
         }
         assertEquals(0, executor.steps());
         assertInstanceOf(StepResult.Tokens.class, executor.execute(plan(8, row(1, 0, 0, PROMPT, true, two))));
+    }
+
+    @Test
+    void aBlockTableThatDoesNotCoverTheChunk_isRefusedWhenTheRowIsMade() {
+        assertThrows(IllegalArgumentException.class, () -> row(1, 0, 0, PROMPT, true, new int[] {0}));
     }
 
     @Test
