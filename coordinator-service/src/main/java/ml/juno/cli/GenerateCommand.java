@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
@@ -91,7 +92,7 @@ final class GenerateCommand implements Callable<Integer> {
         backend.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
-        try (InferenceEngine engine = InferenceEngine.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config)) {
             int[] promptTokens = engine.tokenizer().encode(prompt);
             int context = engine.info().contextLength();
             if (promptTokens.length >= context) {

@@ -22,4 +22,12 @@ import ml.juno.coordinator.scheduler.StepResult;
  */
 public interface Executor {
     StepResult execute(StepPlan plan);
+
+    /**
+     * Changes whenever KV memory that earlier steps wrote may have been lost (a node restarted and reloaded its shard);
+     * the loop then forgets its cached prefixes before the next step. Constant for an in-process executor.
+     */
+    default long kvEpoch() {
+        return 0;
+    }
 }

@@ -159,7 +159,7 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     private long kvEpoch() {
-        return executor instanceof ManagedExecutor m ? m.kvEpoch() : 0;
+        return executor.kvEpoch();
     }
 
     private StepResult execute(StepPlan plan) {

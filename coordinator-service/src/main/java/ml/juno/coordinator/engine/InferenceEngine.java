@@ -1,7 +1,5 @@
 package ml.juno.coordinator.engine;
 
-import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import ml.juno.coordinator.kvcache.KvCacheConfig;
@@ -12,23 +10,14 @@ import ml.juno.coordinator.scheduler.Scheduler;
 import ml.juno.coordinator.scheduler.SchedulerConfig;
 import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.tokenizer.ChatTemplate;
-import ml.juno.coordinator.tokenizer.ChatTemplates;
 import ml.juno.coordinator.tokenizer.StreamingDetokenizer;
 import ml.juno.coordinator.tokenizer.Tokenizer;
 import ml.juno.engine.gguf.GgufFile;
-import ml.juno.engine.gguf.GgufKeys;
-import ml.juno.engine.gguf.GgufTensorInfo;
-import ml.juno.engine.kv.KvPaging;
-import ml.juno.engine.model.Architectures;
-import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
-import ml.juno.engine.model.InferenceSession;
-import ml.juno.engine.model.Model;
 
 /**
- * Model, tokenizer, chat template, scheduler, KV bookkeeping and the generation loop of one process: the in-process
- * engine behind {@code juno local}, {@code juno generate} and the HTTP API.
+ * The running engine of one process: scheduler, KV bookkeeping and the generation loop over an executor, with the
+ * model's tokenizer and chat template, behind {@code juno local}, {@code juno generate}, the bench and the HTTP API.
+ * {@link EngineAssembly} builds it; this class submits, cancels, reports and closes.
  *
  * <p>The KV memory is one paged pool ({@value #KV_BLOCK_SIZE}-token blocks) shared by all sequences; the scheduler's
  * {@link KvCacheManager} hands out the block ids and keeps finished prompts' full blocks as a prefix cache, so a
@@ -51,124 +40,26 @@ public final class InferenceEngine implements AutoCloseable {
     private final Object lifecycle = new Object();
     private volatile boolean closed;
 
-    private InferenceEngine(EngineConfig config, GgufFile file, ManagedExecutor executor, Runnable closeCompute,
-                            Tokenizer tokenizer, ChatTemplate chatTemplate, KvCacheConfig kvConfig, int context, int vocab) {
-        this.config = config;
-        this.file = file;
-        this.closeCompute = closeCompute;
-        this.tokenizer = tokenizer;
-        this.chatTemplate = chatTemplate;
-        this.kvBlocks = kvConfig.numBlocks();
-        KvCacheManager kv = new KvCacheManager(kvConfig);
+    private InferenceEngine(EngineAssembly.Parts parts, EngineAssembly.Compute compute) {
+        this.config = parts.config();
+        this.file = parts.file();
+        this.info = parts.info();
+        this.tokenizer = parts.tokenizer();
+        this.chatTemplate = parts.chatTemplate();
+        this.executor = compute.executor();
+        this.closeCompute = compute.close();
+        this.kvBlocks = compute.kvBlocks();
+        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(KV_BLOCK_SIZE, kvBlocks));
         Scheduler scheduler = new Scheduler(new SchedulerConfig(config.maxBatchTokens(), config.maxSequences(),
-                config.maxQueue(), context, Duration.ofSeconds(1)), kv, vocab);
-        this.executor = executor;
+                config.maxQueue(), info.contextLength(), Duration.ofSeconds(1)), kv, info.vocabSize());
         this.loop = new GenerationLoop(scheduler, executor);
-        long params = 0;
-        long bytes = 0;
-        for (GgufTensorInfo t : file.tensors()) {
-            params += t.elementCount();
-            bytes += t.byteSize();
-        }
-        this.info = new ModelInfo(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE), context, vocab, params, bytes,
-                config.modelPath());
     }
 
-    /**
-     * Loads the model, sizes the KV pool and starts the inference thread.
-     *
-     * @throws IOException when the file cannot be read or is not a model this engine runs (the message says why)
-     */
-    public static InferenceEngine open(EngineConfig config) throws IOException {
-        GgufFile file = GgufFile.open(config.modelPath());
-        Model model = null;
-        InferenceSession session = null;
-        try {
-            Tokenizer tokenizer = Tokenizer.fromGguf(file);
-            ChatTemplate template = ChatTemplates.forModel(file.metadata(), tokenizer);
-            int threads = config.threads() > 0 ? config.threads() : Runtime.getRuntime().availableProcessors();
-            model = Model.load(file, new EngineOptions(threads, config.contextLength(), config.kvType(),
-                    config.maxBatchTokens(), config.maxSequences()));
-            int context = model.contextLength();
-            long bytesPerBlock = 2L * model.decoder().shard().layerCount() * model.decoder().kvDim()
-                    * config.kvType().bytes * KV_BLOCK_SIZE;
-            int blocks = kvBlocks(config, context, bytesPerBlock);
-            session = model.newPagedSession(new KvPaging(KV_BLOCK_SIZE, blocks));
-            InferenceSession s = session;
-            Model m = model;
-            InferenceEngine engine = new InferenceEngine(config, file, new LocalExecutor(session, KV_BLOCK_SIZE), () -> {
-                s.close();
-                m.close();
-            }, tokenizer, template, new KvCacheConfig(KV_BLOCK_SIZE, blocks), context, model.config().dims().vocab());
-            engine.loop.start();
-            return engine;
-        } catch (IllegalArgumentException | IllegalStateException | OutOfMemoryError e) {
-            closeQuietly(session, model, file);
-            throw new IOException("cannot run " + config.modelPath() + ": " + e.getMessage(), e);
-        } catch (RuntimeException | Error e) {
-            closeQuietly(session, model, file);
-            throw e;
-        }
-    }
-
-    /**
-     * Tokenizer, scheduler and KV bookkeeping here, compute in the executor {@code factory} builds (a cluster of
-     * nodes). The KV pool is sized as for the in-process engine ({@code kvBudgetBytes} counts the whole model's
-     * layers). Prefix caching is on: when a node goes down its KV memory may be lost, so the loop forgets every cached
-     * prefix before the next step ({@link ManagedExecutor#kvEpoch}).
-     */
-    public static InferenceEngine open(EngineConfig config, ExecutorFactory factory) throws IOException {
-        GgufFile file = GgufFile.open(config.modelPath());
-        ManagedExecutor executor = null;
-        try {
-            Tokenizer tokenizer = Tokenizer.fromGguf(file);
-            ChatTemplate template = ChatTemplates.forModel(file.metadata(), tokenizer);
-            ModelConfig mc = Architectures.forName(file.metadata().getString(ModelKeys.ARCHITECTURE)).config(file);
-            int context = config.contextLength() > 0 ? config.contextLength()
-                    : Math.min(mc.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
-            long bytesPerBlock = 2L * mc.dims().layers() * mc.attention().kvDim() * config.kvType().bytes * KV_BLOCK_SIZE;
-            int blocks = kvBlocks(config, context, bytesPerBlock);
-            executor = factory.open(file, mc, context, blocks);
-            InferenceEngine engine = new InferenceEngine(config, file, executor, () -> { }, tokenizer, template,
-                    new KvCacheConfig(KV_BLOCK_SIZE, blocks), context, mc.dims().vocab());
-            engine.loop.start();
-            return engine;
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            if (executor != null) {
-                executor.close();
-            }
-            file.close();
-            throw new IOException("cannot run " + config.modelPath() + ": " + e.getMessage(), e);
-        } catch (IOException | RuntimeException | Error e) {
-            if (executor != null) {
-                executor.close();
-            }
-            file.close();
-            throw e;
-        }
-    }
-
-    private static int kvBlocks(EngineConfig config, int context, long bytesPerBlock) {
-        long blocks = config.kvBudgetBytes() > 0 ? config.kvBudgetBytes() / bytesPerBlock
-                : (long) config.maxSequences() * ((context + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
-        if (blocks * KV_BLOCK_SIZE < context) {
-            throw new IllegalArgumentException("a KV budget of " + config.kvBudgetBytes() + " bytes holds "
-                    + blocks * KV_BLOCK_SIZE + " tokens, less than one context of " + context);
-        }
-        if (blocks > Integer.MAX_VALUE / KV_BLOCK_SIZE) {
-            throw new IllegalArgumentException("KV budget of " + config.kvBudgetBytes() + " bytes is too large");
-        }
-        return (int) blocks;
-    }
-
-    private static void closeQuietly(InferenceSession session, Model model, GgufFile file) {
-        if (session != null) {
-            session.close();
-        }
-        if (model != null) {
-            model.close();
-        }
-        file.close();
+    /** The running engine over what {@link EngineAssembly} built; its inference thread started. */
+    static InferenceEngine start(EngineAssembly.Parts parts, EngineAssembly.Compute compute) {
+        InferenceEngine engine = new InferenceEngine(parts, compute);
+        engine.loop.start();
+        return engine;
     }
 
     /** The file name without {@code .gguf}. */

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
@@ -79,7 +80,7 @@ class RecordingSummaryTest {
         int generated = 0;
         EngineConfig config = EngineConfig.defaults(MODEL).withThreads(2).withContextLength(256).withKvType(KvType.F32)
                 .withMaxSequences(2).withMaxBatchTokens(64);
-        try (InferenceEngine engine = InferenceEngine.open(config);
+        try (InferenceEngine engine = EngineAssembly.open(config);
              Recording recording = new Recording(Configuration.getConfiguration("default"))) {
             recording.start();
             String text = engine.chatTemplate().render(new ChatRequest(List.of(ChatMessage.user(STORY)), true));
