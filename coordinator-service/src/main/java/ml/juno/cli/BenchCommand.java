@@ -14,9 +14,10 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import ml.juno.coordinator.engine.BackendInfo;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
@@ -172,8 +173,8 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** One timed request: submit time, first token, finish. Runs on the inference thread. */
-    private static final class Timed implements TokenSink {
+    /** One timed request: submit time, first token, finish. Runs on the request's output thread. */
+    private static final class Timed implements GenerationListener {
         final CountDownLatch done;
         final long submitted = System.nanoTime();
         final long[] times; // [n] arrival of each token
@@ -187,12 +188,12 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
             times[tokens++] = System.nanoTime();
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage usage, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage usage, String m) {
             reason = r;
             message = m;
             done.countDown();
@@ -214,7 +215,7 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<Level> levels = new ArrayList<>();
         BackendInfo ran;
-        try (InferenceEngine engine = InferenceEngine.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config)) {
             ran = engine.backend();
             if (p + n > engine.info().contextLength()) {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());
@@ -282,7 +283,7 @@ final class BenchCommand implements Callable<Integer> {
         long lastFirst = 0;
         long end = 0;
         double ttft = 0;
-        for (Timed x : timed) { // the latch's countDown/await orders these reads after the inference thread's writes
+        for (Timed x : timed) { // the latch's countDown/await orders these reads after the output threads' writes
             if (x.reason != FinishReason.LENGTH || x.tokens != n) {
                 throw new CliException("benchmark request ended with " + x.reason.wireName() + " after " + x.tokens + " tokens " + x.message);
             }

@@ -8,10 +8,11 @@ import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.LogitsObserver;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.LogitBias;
 import ml.juno.coordinator.sampling.RepetitionPenalties;
@@ -91,7 +92,7 @@ final class GenerateCommand implements Callable<Integer> {
         backend.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
-        try (InferenceEngine engine = InferenceEngine.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config)) {
             int[] promptTokens = engine.tokenizer().encode(prompt);
             int context = engine.info().contextLength();
             if (promptTokens.length >= context) {
@@ -167,8 +168,8 @@ final class GenerateCommand implements Callable<Integer> {
         return mapper.writeValueAsString(root);
     }
 
-    /** The request's tokens and text; streams text to {@code out} when given. Runs on the inference thread. */
-    private static final class Output implements TokenSink {
+    /** The request's tokens and text; streams text to {@code out} when given. Runs on the request's output thread. */
+    private static final class Output implements GenerationListener {
         final int[] tokens;
         final StringBuilder text = new StringBuilder();
         final CountDownLatch done = new CountDownLatch(1);
@@ -184,16 +185,16 @@ final class GenerateCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onToken(int tokenId, String piece, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String piece, TokenLogprobs logprobs) {
             if (count == 0) {
                 firstTokenNanos = System.nanoTime();
             }
             tokens[count++] = tokenId;
-            onText(piece);
+            onText(choice, piece);
         }
 
         @Override
-        public void onText(String piece) {
+        public void onText(int choice, String piece) {
             text.append(piece);
             if (out != null && !piece.isEmpty()) {
                 out.print(piece);
@@ -202,7 +203,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage usage, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage usage, String m) {
             reason = r;
             message = m;
             done.countDown();

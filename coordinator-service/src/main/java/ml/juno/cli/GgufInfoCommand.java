@@ -1,5 +1,6 @@
 package ml.juno.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -34,9 +35,10 @@ final class GgufInfoCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (GgufFile f = GgufFile.open(file)) {
-            out.print(json ? GgufInfo.json(f) : GgufInfo.text(f));
             if (json) {
-                out.println();
+                out.println(new ObjectMapper().writeValueAsString(GgufInfo.describe(f)));
+            } else {
+                out.print(GgufInfo.text(f));
             }
         }
         out.flush();

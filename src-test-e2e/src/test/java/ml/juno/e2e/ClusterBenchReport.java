@@ -11,6 +11,7 @@ import ml.juno.coordinator.cluster.ClusterExecutor;
 import ml.juno.coordinator.cluster.ClusterStats;
 import ml.juno.coordinator.cluster.NodeAddress;
 import ml.juno.coordinator.cluster.Parallelism;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.ExecutorFactory;
 import ml.juno.coordinator.engine.InferenceEngine;
@@ -38,7 +39,7 @@ class ClusterBenchReport {
         int threads = Integer.getInteger("juno.bench.threads", Runtime.getRuntime().availableProcessors());
         EngineConfig ec = EngineConfig.defaults(model).withContextLength(256).withKvType(KvType.F32).withMaxSequences(1).withThreads(threads);
         String prompt = "Once upon a time";
-        try (InferenceEngine local = InferenceEngine.open(ec)) {
+        try (InferenceEngine local = EngineAssembly.open(ec)) {
             Greedy.tokens(local, prompt, 2); // warm-up
             long t0 = System.nanoTime();
             Greedy.tokens(local, prompt, TOKENS);
@@ -60,7 +61,7 @@ class ClusterBenchReport {
             executor.set(ex);
             return ex;
         };
-        try (InferenceEngine e = InferenceEngine.open(ec, f)) {
+        try (InferenceEngine e = EngineAssembly.open(ec, f)) {
             Greedy.tokens(e, prompt, 2);
             ClusterStats before = executor.get().stats();
             long t0 = System.nanoTime();

@@ -11,6 +11,7 @@ import ml.juno.coordinator.cluster.ClusterConfig;
 import ml.juno.coordinator.cluster.ClusterExecutor;
 import ml.juno.coordinator.cluster.NodeAddress;
 import ml.juno.coordinator.cluster.Parallelism;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.e2e.harness.Greedy;
@@ -59,7 +60,7 @@ class ClusterParityIT {
     }
 
     static List<List<Integer>> local(Path model, int prompts, int tokens) throws Exception {
-        try (InferenceEngine e = InferenceEngine.open(engineConfig(model))) {
+        try (InferenceEngine e = EngineAssembly.open(engineConfig(model))) {
             return generateAll(e, prompts, tokens);
         }
     }
@@ -74,7 +75,7 @@ class ClusterParityIT {
         ClusterConfig cc = new ClusterConfig(addresses, p, new ClusterConfig.Wire(dtype, order),
                 new ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
         EngineConfig ec = engineConfig(model);
-        try (InferenceEngine e = InferenceEngine.open(ec, ClusterExecutor.factory(cc, ec))) {
+        try (InferenceEngine e = EngineAssembly.open(ec, ClusterExecutor.factory(cc, ec))) {
             return generateAll(e, prompts, tokens);
         }
     }

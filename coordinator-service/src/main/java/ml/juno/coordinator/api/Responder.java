@@ -7,8 +7,8 @@ import java.util.function.Function;
 import ml.juno.coordinator.api.dto.ChunkFormat;
 import ml.juno.coordinator.api.dto.HttpReply;
 import ml.juno.coordinator.api.dto.SseStream;
+import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.service.CollectedGeneration;
-import ml.juno.coordinator.service.Generation;
 import ml.juno.coordinator.service.GenerationOptions;
 import ml.juno.coordinator.service.GenerationService;
 import ml.juno.coordinator.service.PromptInput;
@@ -28,7 +28,7 @@ final class Responder {
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                     RequestKind kind, ChunkFormat format, boolean includeUsage) {
         SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).open();
-        Generation generation = service.start(model, prompt, options, kind, sse);
+        RequestOutput generation = service.start(model, prompt, options, kind, sse);
         return RestMulti.fromMultiData(sse.frames(generation::cancel))
                 .header("Content-Type", "text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache")
@@ -39,9 +39,9 @@ final class Responder {
     static RestMulti<String> whole(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                    RequestKind kind, Function<CollectedGeneration.Result, HttpReply> reply) {
         CollectedGeneration collected = new CollectedGeneration(options.n(), options.logprobs() >= 0);
-        Generation generation = service.start(model, prompt, options, kind, collected);
+        RequestOutput generation = service.start(model, prompt, options, kind, collected);
         Uni<HttpReply> answer = Uni.createFrom().completionStage(collected.result())
-                .emitOn(Infrastructure.getDefaultWorkerPool()) // serialize off the generation loop's thread
+                .emitOn(Infrastructure.getDefaultWorkerPool()) // serialize on a worker, not on the request's output thread
                 .map(reply)
                 .onCancellation().invoke(generation::cancel);
         return RestMulti.fromUniResponse(answer, r -> Multi.createFrom().item(r.body()), HttpReply::headers, HttpReply::status);

@@ -1,7 +1,7 @@
 package ml.juno.coordinator.engine;
 
 /**
- * Snapshot of an engine. Counters run since {@link InferenceEngine#open}.
+ * Snapshot of an engine. Counters run since the engine started ({@link EngineAssembly#open(EngineConfig)}).
  *
  * @param queued           requests waiting to start (or preempted, waiting to resume)
  * @param running          sequences in the running batch

@@ -6,7 +6,6 @@ import java.util.function.Function;
 import ml.juno.coordinator.jfr.SchedulerStepEvent;
 import ml.juno.coordinator.jfr.TokenProducedEvent;
 import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.StopStringMatcher;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.SampledToken;
@@ -18,8 +17,9 @@ import ml.juno.coordinator.scheduler.StepResult;
 import ml.juno.coordinator.scheduler.SubmitResult;
 
 /**
- * The one inference thread: schedule → execute → update, then hand tokens to the requests' sinks
- * (detokenizing and matching stop strings on the way).
+ * The one inference thread: schedule → execute → update, then hand each sequence's token ids and finish to its
+ * {@link TokenEvents} (a request's {@link RequestOutput}, which turns them into text on its own thread). The loop moves
+ * tokens and formats nothing.
  *
  * <p>{@link #submit} and {@link #cancel} may be called from any thread; they take the scheduler's lock
  * briefly. The executor runs outside the lock, so submissions never wait for a forward pass. Tests
@@ -27,20 +27,14 @@ import ml.juno.coordinator.scheduler.SubmitResult;
  */
 public final class GenerationLoop implements AutoCloseable {
 
-    /** Per-request state kept by the loop: text pipeline and output. */
+    /** A sequence in flight: where its events go, and what the JFR token event reports. */
     private static final class Active {
-        final PieceDecoder decoder;
-        final StopStringMatcher matcher;
-        final TokenSink sink;
-        final int minTokens;
+        final TokenEvents events;
         final long submittedNanos = System.nanoTime();
         int generated;
 
-        Active(GenerationRequest request, PieceDecoder decoder, TokenSink sink) {
-            this.decoder = decoder;
-            this.sink = sink;
-            this.matcher = new StopStringMatcher(request.stop().stopStrings());
-            this.minTokens = request.stop().minTokens();
+        Active(TokenEvents events) {
+            this.events = events;
         }
     }
 
@@ -59,27 +53,39 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     /**
-     * Queues a request; its output goes to {@code sink}.
+     * Queues a sequence; its tokens and finish go to {@code events}.
      *
      * @throws IllegalArgumentException if the request can never run
      */
-    public SubmitResult submit(GenerationRequest request, PieceDecoder decoder, TokenSink sink) {
+    public SubmitResult submit(GenerationRequest request, TokenEvents events) {
         synchronized (lock) {
             SubmitResult result = scheduler.submit(request);
             if (result instanceof SubmitResult.Accepted a) {
-                active.put(a.sequenceId(), new Active(request, decoder, sink));
+                active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();
             }
             return result;
         }
     }
 
-    /** Cancels a request at any point; its sink then gets {@code onFinish(CANCELLED)}. */
+    /** Cancels a sequence at any point; its events then get {@code onFinished(CANCELLED)}. */
     public boolean cancel(long sequenceId) {
+        return end(sequenceId, FinishReason.CANCELLED);
+    }
+
+    /**
+     * Ends a sequence because its text reached a stop string: the same path as {@link #cancel}, but it finishes with
+     * {@code stop}.
+     */
+    public boolean stop(long sequenceId) {
+        return end(sequenceId, FinishReason.STOP);
+    }
+
+    private boolean end(long sequenceId, FinishReason reason) {
         synchronized (lock) {
-            boolean cancelled = scheduler.cancel(sequenceId);
+            boolean ended = scheduler.cancel(sequenceId, reason);
             lock.notifyAll();
-            return cancelled;
+            return ended;
         }
     }
 
@@ -123,7 +129,7 @@ public final class GenerationLoop implements AutoCloseable {
             }
             plan = scheduler.schedule();
         }
-        StepResult result = plan.isEmpty() ? StepResult.empty(scheduler.vocabSize()) : execute(plan);
+        StepResult result = plan.isEmpty() ? StepResult.empty() : execute(plan);
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
             result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step");
@@ -153,7 +159,7 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     private long kvEpoch() {
-        return executor instanceof ManagedExecutor m ? m.kvEpoch() : 0;
+        return executor.kvEpoch();
     }
 
     private StepResult execute(StepPlan plan) {
@@ -176,54 +182,25 @@ public final class GenerationLoop implements AutoCloseable {
                 TokenProducedEvent.emit(t.sequenceId(), t.tokenId(), a.generated, System.nanoTime() - a.submittedNanos);
             }
             try {
-                var r = a.matcher.feed(a.decoder.decode(t.tokenId()), a.generated >= a.minTokens);
-                a.sink.onToken(t.tokenId(), r.text(), t.logprobs());
-                if (r.stopped()) {
-                    active.remove(t.sequenceId());
-                    FinishedSequence f = endedWith(outcome, t.sequenceId()); // e.g. max tokens at this very token
-                    if (f == null) {
-                        synchronized (lock) {
-                            f = scheduler.finish(t.sequenceId(), FinishReason.STOP);
-                        }
-                    }
-                    a.sink.onFinish(FinishReason.STOP, f.usage(), "");
-                }
+                a.events.onToken(t);
             } catch (RuntimeException e) {
-                cancel(t.sequenceId()); // the sink (or decoder) failed: the client is gone
+                cancel(t.sequenceId()); // the request's output is broken: nobody hears the rest
             }
         }
         for (FinishedSequence f : outcome.finished()) {
-            Active a = active.remove(f.sequenceId());
-            if (a == null) {
-                continue;
-            }
+            finish(f);
+        }
+    }
+
+    private void finish(FinishedSequence f) {
+        Active a = active.remove(f.sequenceId());
+        if (a != null) {
             try {
-                if (f.reason() != FinishReason.CANCELLED && f.reason() != FinishReason.ERROR) {
-                    String tail = a.matcher.stopped() ? "" : releaseTail(a);
-                    if (!tail.isEmpty()) {
-                        a.sink.onText(tail);
-                    }
-                }
-                a.sink.onFinish(f.reason(), f.usage(), f.message());
+                a.events.onFinished(f);
             } catch (RuntimeException ignored) {
-                // the request is over either way; nothing left to clean up
+                // the sequence is over either way; nothing left to clean up
             }
         }
-    }
-
-    private static FinishedSequence endedWith(StepOutcome outcome, long sequenceId) {
-        for (FinishedSequence f : outcome.finished()) {
-            if (f.sequenceId() == sequenceId) {
-                return f;
-            }
-        }
-        return null;
-    }
-
-    /** Text still held by the decoder and the matcher at the end; a stop string in it still cuts it. */
-    private static String releaseTail(Active a) {
-        var r = a.matcher.feed(a.decoder.flush(), true);
-        return r.stopped() ? r.text() : r.text() + a.matcher.flush();
     }
 
     /** Starts the inference thread (a platform thread: it runs the engine's hot loop). */
@@ -274,16 +251,11 @@ public final class GenerationLoop implements AutoCloseable {
             }
         }
         for (Long id : active.keySet()) {
-            Active a = active.remove(id);
             FinishedSequence f;
             synchronized (lock) {
                 f = scheduler.finish(id, FinishReason.CANCELLED);
             }
-            try {
-                a.sink.onFinish(f.reason(), f.usage(), "");
-            } catch (RuntimeException ignored) {
-                // shutting down: nothing more to do for this client
-            }
+            finish(f);
         }
     }
 }

@@ -1,7 +1,5 @@
 package ml.juno.coordinator.engine;
 
-import java.util.Arrays;
-import ml.juno.coordinator.scheduler.KvPlacement;
 import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
@@ -9,11 +7,14 @@ import ml.juno.coordinator.scheduler.TokenChunk;
 import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
+import ml.juno.model.step.SlotBlocks;
+import ml.juno.model.step.StepBatch;
+import ml.juno.model.step.StepRows;
 
 /**
- * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: every row's block table goes to
- * the session, then all rows (prefill chunks and decode rows) go through as one batched forward step, and the logits of
- * the rows that asked come back in plan order, straight from the session's buffer (valid until the next step).
+ * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: the plan becomes its {@link StepBatch}
+ * (the one step shape, also what the nodes take), every block table goes to the session, then all rows (prefill chunks and decode rows) go through as one batched forward step, and the rows
+ * that asked are sampled straight from the session's logits buffer ({@link SamplingStage}): the step answers tokens.
  *
  * <p>Anything wrong (a plan that does not fit the session, an engine exception) becomes a {@link StepResult.Failure};
  * nothing is thrown and nothing hangs. Used from the generation loop's thread only; the counters may be read from any
@@ -23,11 +24,9 @@ public final class LocalExecutor implements ManagedExecutor {
     private final InferenceSession session;
     private final int blockSize;
     private final ForwardBatch batch;
-    private final long[] logitSequence;  // [maxBatch] sequence of each logits row of the current step
+    private final SamplingStage sampling;
     private final long[] slotSequence;   // [slots] sequence whose last row in this slot asked for logits
     private final int[] slotDecodeAt;    // [slots] position its decode row will have
-    private final long[] slotStep;       // [slots] step that last used the slot (one row per slot per step)
-    private volatile LogitsObserver observer;
     private volatile long prefillTokens;
     private volatile long decodeTokens;
     private volatile long steps;
@@ -43,11 +42,9 @@ public final class LocalExecutor implements ManagedExecutor {
         this.session = session;
         this.blockSize = blockSize;
         this.batch = new ForwardBatch(session.maxBatch());
-        this.logitSequence = new long[session.maxBatch()];
+        this.sampling = new SamplingStage(session.model().config().dims().vocab());
         this.slotSequence = new long[session.slots()];
         this.slotDecodeAt = new int[session.slots()];
-        this.slotStep = new long[session.slots()];
-        Arrays.fill(slotStep, -1);
     }
 
     /** The session's backend: native or java kernels, and their instruction set. */
@@ -59,7 +56,7 @@ public final class LocalExecutor implements ManagedExecutor {
     /** Raw logits of each token-producing row go to {@code o} too ({@code null}: none; the default). */
     @Override
     public void observeLogits(LogitsObserver o) {
-        this.observer = o;
+        sampling.observeLogits(o);
     }
 
     /** Tokens computed as prefill (anything but a sequence's next-token row). */
@@ -99,81 +96,51 @@ public final class LocalExecutor implements ManagedExecutor {
             return new StepResult.Failure("step " + plan.stepId() + " has " + tokens + " tokens; the engine takes "
                     + batch.capacity() + " per step");
         }
-        batch.clear();
-        int logitRows = 0;
         long prefill = 0;
         long decode = 0;
         for (ScheduledRow row : plan.rows()) {
-            String bad = check(row, plan.stepId());
-            if (bad != null) {
-                return new StepResult.Failure("step " + plan.stepId() + ", sequence " + row.sequenceId() + ": " + bad);
+            if (row.kv().blockSize() != blockSize) {
+                return new StepResult.Failure("step " + plan.stepId() + ", sequence " + row.sequenceId() + ": block size "
+                        + row.kv().blockSize() + ", the engine's is " + blockSize);
             }
             int slot = row.slot();
-            KvPlacement kv = row.kv();
-            session.setBlockTable(slot, kv.blockTable(), kv.blockTable().length);
-            TokenChunk chunk = row.chunk();
-            int[] ids = chunk.tokenIds();
-            int last = ids.length - 1;
-            for (int i = 0; i <= last; i++) {
-                batch.add(slot, chunk.position(i), ids[i], chunk.needsLogits() && i == last);
+            if (slot < 0 || slot >= slotSequence.length) {
+                return new StepResult.Failure("step " + plan.stepId() + ", sequence " + row.sequenceId() + ": slot " + slot
+                        + " is outside 0.." + (slotSequence.length - 1));
             }
-            boolean isDecode = ids.length == 1 && slotSequence[slot] == row.sequenceId()
+            TokenChunk chunk = row.chunk();
+            boolean isDecode = chunk.size() == 1 && slotSequence[slot] == row.sequenceId()
                     && slotDecodeAt[slot] == chunk.startPosition();
             if (isDecode) {
                 decode++;
             } else {
-                prefill += ids.length;
-            }
-            if (chunk.needsLogits()) {
-                logitSequence[logitRows++] = row.sequenceId();
-                slotSequence[slot] = row.sequenceId();
-                slotDecodeAt[slot] = chunk.startPosition() + ids.length;
-            } else {
-                slotSequence[slot] = 0;
+                prefill += chunk.size();
             }
         }
+        StepBatch step = plan.batch(); // one block table per slot, or it throws: the step fails
+        for (SlotBlocks t : step.blockTables()) {
+            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
+        }
+        StepRows rows = step.rows();
+        batch.clear();
+        for (int i = 0; i < rows.count(); i++) {
+            batch.add(rows.slots()[i], rows.positions()[i], rows.tokenIds()[i], rows.needsLogits()[i]);
+        }
         Logits logits = session.forward(batch);
+        int logitRows = plan.logitRowCount();
         if (logits == null || logits.count() != logitRows) {
             return new StepResult.Failure("step " + plan.stepId() + ": engine returned "
                     + (logits == null ? "no logits" : logits.count() + " logit rows") + " for " + logitRows + " requested");
         }
+        for (ScheduledRow row : plan.rows()) { // what the next step's rows of these slots will be
+            int slot = row.slot();
+            TokenChunk chunk = row.chunk();
+            slotSequence[slot] = chunk.needsLogits() ? row.sequenceId() : 0;
+            slotDecodeAt[slot] = chunk.startPosition() + chunk.size();
+        }
         prefillTokens += prefill;
         decodeTokens += decode;
         steps++;
-        int vocab = logits.vocab();
-        LogitsObserver o = observer;
-        if (o != null) {
-            for (int i = 0; i < logitRows; i++) {
-                o.onLogits(logitSequence[i], logits.data(), i * vocab, vocab);
-            }
-        }
-        return new StepResult.Logits(logits.data(), vocab, logitRows);
-    }
-
-    /** Why a row cannot run as planned, or null. Checks the slot and that the slot mapping follows the block table. */
-    private String check(ScheduledRow row, long step) {
-        int slot = row.slot();
-        if (slot < 0 || slot >= slotStep.length) {
-            return "slot " + slot + " is outside 0.." + (slotStep.length - 1);
-        }
-        if (slotStep[slot] == step) {
-            return "slot " + slot + " has two rows in one step";
-        }
-        slotStep[slot] = step;
-        KvPlacement kv = row.kv();
-        if (kv.blockSize() != blockSize) {
-            return "block size " + kv.blockSize() + ", the engine's is " + blockSize;
-        }
-        int[] table = kv.blockTable();
-        int[] slots = kv.slotMapping();
-        TokenChunk chunk = row.chunk();
-        for (int i = 0; i < slots.length; i++) {
-            int pos = chunk.position(i);
-            int b = pos / blockSize;
-            if (b >= table.length || slots[i] != table[b] * blockSize + pos % blockSize) {
-                return "slot mapping " + slots[i] + " of position " + pos + " disagrees with the block table";
-            }
-        }
-        return null;
+        return sampling.sample(plan, logits.data(), logitRows);
     }
 }

@@ -25,14 +25,6 @@ public interface ManagedExecutor extends Executor, AutoCloseable {
         return "";
     }
 
-    /**
-     * Changes whenever KV memory that earlier steps wrote may have been lost (a node restarted and reloaded its shard);
-     * the engine then forgets its cached prefixes before the next step. Constant for an in-process executor.
-     */
-    default long kvEpoch() {
-        return 0;
-    }
-
     /** The kernels that compute the steps (in process, or on the nodes); {@link BackendInfo#UNKNOWN} until known. */
     default BackendInfo backend() {
         return BackendInfo.UNKNOWN;

@@ -7,10 +7,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import ml.juno.coordinator.kvcache.BlockTable;
 import ml.juno.coordinator.kvcache.KvCacheManager;
 import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.Sampler;
 import ml.juno.coordinator.sampling.SamplerState;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 
@@ -24,9 +22,10 @@ import ml.juno.coordinator.sampling.TokenLogprobs;
  * none is left, the worst running sequence (priority, then arrival) is preempted: its blocks are freed
  * and it goes back to waiting, to be recomputed later (mostly from the prefix cache).
  *
- * <p>{@link #update} takes the engine's logits, samples, checks stop tokens and lengths, releases
- * finished sequences' blocks and reports tokens and finishes. Stop strings are text-level and handled
- * by the caller through {@link #finish}.
+ * <p>Each row carries its sequence's {@link SamplerState}; the engine samples next to the logits and
+ * {@link #update} takes the sampled token ids: it appends them, checks stop tokens and lengths, releases
+ * finished sequences' blocks and reports tokens and finishes. Stop strings are text-level: the request's
+ * output processor reports a match through {@link #cancel(long, FinishReason)}, the path of a cancel.
  *
  * <p>Not thread-safe: one thread (the generation loop) or external locking.
  */
@@ -36,7 +35,6 @@ public final class Scheduler {
 
     private final SchedulerConfig config;
     private final KvCacheManager kv;
-    private final Sampler sampler;
     private final int vocab;
     private final PriorityQueue<Sequence> waiting = new PriorityQueue<>(ORDER);
     private final List<Sequence> running = new ArrayList<>(); // sorted by ORDER
@@ -48,17 +46,21 @@ public final class Scheduler {
     private long arrivals;
     private long step;
     private long preemptions;
+    private long generatedTokens;
 
-    public Scheduler(SchedulerConfig config, KvCacheManager kv, Sampler sampler) {
+    /** @param vocabSize tokens of the model's vocabulary: prompts and sampled tokens are checked against it */
+    public Scheduler(SchedulerConfig config, KvCacheManager kv, int vocabSize) {
         long capacity = (long) kv.blockSize() * kv.numBlocks();
         if (config.maxSequenceLength() > capacity) {
             throw new IllegalArgumentException("maxSequenceLength " + config.maxSequenceLength()
                     + " exceeds the KV pool of " + capacity + " tokens");
         }
+        if (vocabSize <= 0) {
+            throw new IllegalArgumentException("vocab size must be > 0, got " + vocabSize);
+        }
         this.config = config;
         this.kv = kv;
-        this.sampler = sampler;
-        this.vocab = sampler.vocabSize();
+        this.vocab = vocabSize;
         this.freeSlots = new int[config.maxRunning()];
         for (int i = 0; i < freeSlots.length; i++) {
             freeSlots[i] = freeSlots.length - 1 - i;
@@ -93,7 +95,7 @@ public final class Scheduler {
             return new SubmitResult.Rejected(config.retryAfter(),
                     "queue full: " + waiting.size() + " requests waiting");
         }
-        SamplerState state = new SamplerState(request.sampling(), vocab);
+        SamplerState state = new SamplerState(request.sampling(), vocab, request.logprobs());
         Sequence seq = new Sequence(nextId++, arrivals++, request, state);
         state.accept(seq.tokens(), 0, seq.length);
         waiting.add(seq);
@@ -108,20 +110,30 @@ public final class Scheduler {
      * @return false when the id is unknown or already finished
      */
     public boolean cancel(long sequenceId) {
+        return cancel(sequenceId, FinishReason.CANCELLED);
+    }
+
+    /**
+     * Ends a sequence at any point, as {@link #cancel(long)} does, but reports {@code reason}: {@code stop} when the
+     * caller found a stop string in its text.
+     *
+     * @return false when the id is unknown or already finished
+     */
+    public boolean cancel(long sequenceId, FinishReason reason) {
         Sequence seq = byId.get(sequenceId);
-        if (seq == null || seq.state == Sequence.State.FINISHED || seq.cancelled) {
+        if (seq == null || seq.state == Sequence.State.FINISHED || seq.cancelled != null) {
             return false;
         }
-        seq.cancelled = true;
+        seq.cancelled = reason;
         if (seq.state == Sequence.State.WAITING) {
             waiting.remove(seq);
-            pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+            pendingFinished.add(release(seq, reason, ""));
         }
         return true;
     }
 
     /**
-     * Ends a sequence now (a stop string matched, say) and releases its blocks.
+     * Ends a sequence now (the engine is closing, say) and releases its blocks.
      *
      * @return the finish record, for the caller to report
      * @throws IllegalArgumentException if the id is unknown or already finished
@@ -142,8 +154,8 @@ public final class Scheduler {
         step++;
         for (int i = running.size() - 1; i >= 0; i--) {
             Sequence seq = running.get(i);
-            if (seq.cancelled) {
-                pendingFinished.add(release(seq, FinishReason.CANCELLED, ""));
+            if (seq.cancelled != null) {
+                pendingFinished.add(release(seq, seq.cancelled, ""));
             }
         }
         List<ScheduledRow> rows = new ArrayList<>();
@@ -216,8 +228,9 @@ public final class Scheduler {
 
     /**
      * Applies the engine's answer to {@code plan}: advances computed tokens, registers full blocks in the
-     * prefix cache, samples the rows that asked for logits, and finishes sequences on a stop token or at
-     * max tokens. A {@link StepResult.Failure} finishes every sequence of the plan with {@code error}.
+     * prefix cache, appends the tokens sampled for the rows that asked, and finishes sequences on a stop
+     * token or at max tokens. A {@link StepResult.Failure} finishes every sequence of the plan with
+     * {@code error}; a row whose sampling failed finishes its own sequence so.
      */
     public StepOutcome update(StepPlan plan, StepResult result) {
         List<SampledToken> tokens = new ArrayList<>();
@@ -225,11 +238,9 @@ public final class Scheduler {
         pendingFinished.clear();
         String failure = switch (result) {
             case StepResult.Failure f -> f.message();
-            case StepResult.Logits l when l.rows() != plan.logitRowCount() ->
-                    "engine returned " + l.rows() + " logit rows for " + plan.logitRowCount() + " requested";
-            case StepResult.Logits l when l.rows() > 0 && l.vocabSize() != vocab ->
-                    "engine returned logits of width " + l.vocabSize() + ", vocabulary is " + vocab;
-            case StepResult.Logits l -> null;
+            case StepResult.Tokens t when t.rows() != plan.logitRowCount() ->
+                    "engine returned " + t.rows() + " sampled rows for " + plan.logitRowCount() + " requested";
+            case StepResult.Tokens t -> null;
         };
         if (failure != null) {
             for (ScheduledRow row : plan.rows()) {
@@ -240,12 +251,12 @@ public final class Scheduler {
             }
             return new StepOutcome(tokens, finished);
         }
-        float[] logits = ((StepResult.Logits) result).values();
-        int logitRow = 0;
+        StepResult.Tokens sampled = (StepResult.Tokens) result;
+        int sampledRow = 0;
         for (ScheduledRow row : plan.rows()) {
-            int offset = row.needsLogits() ? (logitRow++) * vocab : -1;
+            int k = row.needsLogits() ? sampledRow++ : -1;
             Sequence seq = live(row.sequenceId());
-            if (seq == null || seq.cancelled || seq.numComputed != row.chunk().startPosition()) {
+            if (seq == null || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
                 continue; // finished, cancelled or preempted since the plan was made
             }
             seq.numComputed += row.tokenCount();
@@ -253,27 +264,23 @@ public final class Scheduler {
             if (!row.needsLogits()) {
                 continue;
             }
-            try {
-                sampleInto(seq, logits, offset, tokens, finished);
-            } catch (RuntimeException e) {
-                finished.add(release(seq, FinishReason.ERROR, "sampling failed: " + e.getMessage()));
+            int token = sampled.tokenIds()[k];
+            if (token == StepResult.NO_TOKEN) {
+                finished.add(release(seq, FinishReason.ERROR, sampled.failures()[k]));
+            } else if (token < 0 || token >= vocab) {
+                finished.add(release(seq, FinishReason.ERROR, "engine sampled token " + token
+                        + ", outside the vocabulary of " + vocab));
+            } else {
+                accept(seq, token, sampled.logprobs()[k], tokens, finished);
             }
         }
         return new StepOutcome(tokens, finished);
     }
 
-    private void sampleInto(Sequence seq, float[] logits, int offset, List<SampledToken> tokens,
-                            List<FinishedSequence> finished) {
+    private void accept(Sequence seq, int token, TokenLogprobs lp,
+                        List<SampledToken> tokens, List<FinishedSequence> finished) {
         var stop = seq.request.stop();
-        if (seq.generated < stop.minTokens()) {
-            seq.sampler.suppress(seq.stopIds);
-        } else {
-            seq.sampler.clearSuppressed();
-        }
-        int token = sampler.sample(logits, offset, seq.sampler);
-        TokenLogprobs lp = seq.request.logprobs() >= 0
-                ? sampler.logprobs(logits, offset, token, seq.request.logprobs())
-                : SampledToken.NO_LOGPROBS;
+        generatedTokens++;
         seq.sampler.accept(token);
         seq.append(token);
         if (stop.isStopToken(token)) {
@@ -299,12 +306,13 @@ public final class Scheduler {
         return running.size();
     }
 
-    public long preemptions() {
-        return preemptions;
+    /** Tokens sampled since the start, end-of-generation tokens included. */
+    public long generatedTokens() {
+        return generatedTokens;
     }
 
-    public int vocabSize() {
-        return vocab;
+    public long preemptions() {
+        return preemptions;
     }
 
     public KvCacheManager kvCache() {
@@ -321,16 +329,14 @@ public final class Scheduler {
         int start = seq.numComputed;
         int[] chunkTokens = Arrays.copyOfRange(seq.tokens(), start, start + count);
         boolean needsLogits = start + count == seq.length;
-        int bs = kv.blockSize();
-        BlockTable table = seq.blocks;
-        int[] slots = new int[count];
-        for (int i = 0; i < count; i++) {
-            int pos = start + i;
-            slots[i] = table.block(pos / bs) * bs + pos % bs;
+        if (needsLogits && seq.generated < seq.request.stop().minTokens()) {
+            seq.sampler.suppress(seq.stopIds); // no end of generation before min tokens
+        } else if (needsLogits) {
+            seq.sampler.clearSuppressed();
         }
-        int[] blocks = Arrays.copyOf(table.toArray(), kv.blocksFor(start + count));
+        int[] blocks = Arrays.copyOf(seq.blocks.toArray(), kv.blocksFor(start + count));
         return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits),
-                new KvPlacement(bs, blocks, slots));
+                new KvPlacement(kv.blockSize(), blocks), seq.sampler);
     }
 
     private Sequence worstUnscheduled() {

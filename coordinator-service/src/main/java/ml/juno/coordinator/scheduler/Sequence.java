@@ -2,6 +2,7 @@ package ml.juno.coordinator.scheduler;
 
 import java.util.Arrays;
 import ml.juno.coordinator.kvcache.BlockTable;
+import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplerState;
 
 /** Scheduler-private state of one sequence. Mutable; touched only by the scheduler's thread. */
@@ -21,7 +22,7 @@ final class Sequence {
     int cachedPromptTokens = -1;  // set at first admission
     int slot = -1;
     long scheduledStep = -1;
-    boolean cancelled;
+    FinishReason cancelled;       // null while live; else how its cancel ends it
     State state = State.WAITING;
 
     Sequence(long id, long arrival, GenerationRequest request, SamplerState sampler) {

@@ -1,6 +1,10 @@
 package ml.juno.coordinator.scheduler;
 
+import java.util.ArrayList;
 import java.util.List;
+import ml.juno.model.step.SlotBlocks;
+import ml.juno.model.step.StepBatch;
+import ml.juno.model.step.StepRows;
 
 /**
  * What one forward step computes: decode rows first, then prefill chunks. The engine returns logits for
@@ -25,6 +29,32 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
             n += r.tokenCount();
         }
         return n;
+    }
+
+    /**
+     * This plan in the one step shape the in-process engine and the nodes take: every token a row, logits wanted on
+     * the last token of each row that asks, each row's block table. Not for an empty plan.
+     */
+    public StepBatch batch() {
+        int n = totalTokens();
+        int[] slots = new int[n];
+        int[] positions = new int[n];
+        int[] tokens = new int[n];
+        boolean[] logits = new boolean[n];
+        List<SlotBlocks> tables = new ArrayList<>(rows.size());
+        int k = 0;
+        for (ScheduledRow r : rows) {
+            TokenChunk c = r.chunk();
+            int[] ids = c.tokenIds();
+            for (int i = 0; i < ids.length; i++, k++) {
+                slots[k] = r.slot();
+                positions[k] = c.position(i);
+                tokens[k] = ids[i];
+                logits[k] = c.needsLogits() && i == ids.length - 1;
+            }
+            tables.add(new SlotBlocks(r.slot(), r.kv().blockTable()));
+        }
+        return new StepBatch(stepId, new StepRows(slots, positions, tokens, logits), tables);
     }
 
     /** Rows whose logits the engine must return. */

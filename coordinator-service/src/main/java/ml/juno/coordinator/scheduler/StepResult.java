@@ -1,19 +1,27 @@
 package ml.juno.coordinator.scheduler;
 
-/** What the engine answers to a {@link StepPlan}: logits for the requested rows, or a failure. */
+import ml.juno.coordinator.sampling.TokenLogprobs;
+
+/** What the engine answers to a {@link StepPlan}: the tokens sampled for the requested rows, or a failure. */
 public sealed interface StepResult {
 
+    /** Marks a row of {@link Tokens} whose sampling failed. */
+    int NO_TOKEN = -1;
+
     /**
-     * @param values    {@code [rows][vocabSize]} row-major: row k is the k-th plan row with {@code needsLogits};
-     *                  the engine may reuse this array for the next step once {@code update} has returned
-     * @param vocabSize logits per row
-     * @param rows      number of rows
+     * The tokens the engine sampled next to the logits. Entry k belongs to the k-th plan row with {@code needsLogits};
+     * the engine may reuse these arrays for the next step once {@code update} has returned.
+     *
+     * @param tokenIds [rows] the sampled token, or {@link #NO_TOKEN} when sampling that row failed
+     * @param logprobs [rows] its log-probabilities, {@link SampledToken#NO_LOGPROBS} when the sequence did not ask
+     * @param failures [rows] why sampling the row failed, "" when it did not
+     * @param rows     number of rows
      */
-    record Logits(float[] values, int vocabSize, int rows) implements StepResult {
-        public Logits {
-            if (vocabSize <= 0 || rows < 0 || (long) vocabSize * rows > values.length) {
-                throw new IllegalArgumentException("logits of " + values.length + " floats cannot hold "
-                        + rows + " rows of " + vocabSize);
+    record Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows) implements StepResult {
+        public Tokens {
+            if (rows < 0 || rows > tokenIds.length || rows > logprobs.length || rows > failures.length) {
+                throw new IllegalArgumentException("token arrays of " + tokenIds.length + ", " + logprobs.length + " and "
+                        + failures.length + " entries cannot hold " + rows + " rows");
             }
         }
     }
@@ -23,7 +31,7 @@ public sealed interface StepResult {
     }
 
     /** The answer to an empty plan. */
-    static StepResult empty(int vocabSize) {
-        return new Logits(new float[0], vocabSize, 0);
+    static StepResult empty() {
+        return new Tokens(new int[0], new TokenLogprobs[0], new String[0], 0);
     }
 }

@@ -3,6 +3,7 @@ package ml.juno.coordinator.service;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
@@ -65,7 +66,7 @@ public final class CollectedGeneration implements GenerationListener {
     }
 
     @Override
-    public void onChoiceFinished(int choice, FinishReason reason, String message) {
+    public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
         done[choice] = new Choice(choice, texts[choice].toString(), reason, message, List.copyOf(logprobs.get(choice)));
     }
 

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import ml.juno.coordinator.engine.EngineStats;
+import ml.juno.coordinator.engine.RequestMetrics;
 import ml.juno.coordinator.sampling.FinishReason;
 
 /**
@@ -87,15 +88,24 @@ public class EngineMetrics {
         rejected.get(kind).increment();
     }
 
-    void finished(RequestKind kind, FinishReason reason) {
-        finished.get(kind).get(reason).increment();
-    }
+    /** What one request of {@code kind} records while its output runs. */
+    RequestMetrics forKind(RequestKind kind) {
+        Map<FinishReason, Counter> byReason = finished.get(kind);
+        return new RequestMetrics() {
+            @Override
+            public void timeToFirstToken(long nanos) {
+                ttft.record(nanos, TimeUnit.NANOSECONDS);
+            }
 
-    void timeToFirstToken(long nanos) {
-        ttft.record(nanos, TimeUnit.NANOSECONDS);
-    }
+            @Override
+            public void interTokenLatency(long nanos) {
+                itl.record(nanos, TimeUnit.NANOSECONDS);
+            }
 
-    void interTokenLatency(long nanos) {
-        itl.record(nanos, TimeUnit.NANOSECONDS);
+            @Override
+            public void choiceFinished(FinishReason reason) {
+                byReason.get(reason).increment();
+            }
+        };
     }
 }

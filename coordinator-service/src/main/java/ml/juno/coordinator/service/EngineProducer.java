@@ -11,6 +11,7 @@ import java.util.HexFormat;
 import java.util.Optional;
 import ml.juno.coordinator.cluster.ClusterExecutor;
 import ml.juno.coordinator.cluster.ClusterSettings;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.engine.EngineInfo;
@@ -61,8 +62,8 @@ public class EngineProducer {
         try {
             EngineConfig ec = engineConfig(path);
             InferenceEngine engine = cluster.nodes().isPresent()
-                    ? InferenceEngine.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec)) // compute on the nodes
-                    : InferenceEngine.open(ec);
+                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec)) // compute on the nodes
+                    : EngineAssembly.open(ec);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));
             state = "ready";

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
+import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
 import ml.juno.coordinator.scheduler.GenerationRequest;
@@ -42,13 +44,13 @@ public class GenerationService {
     }
 
     /**
-     * Starts generating with {@code served} (from {@link #model}); output goes to {@code listener} (on the
-     * loop thread).
+     * Starts generating with {@code served} (from {@link #model}); output goes to {@code listener}, on the
+     * request's own output thread. The returned request cancels every choice at once (the client went away).
      *
      * @throws InvalidRequestException  the prompt or the options cannot be served
      * @throws EngineBusyException      the queue is full
      */
-    public Generation start(ServedModel served, PromptInput prompt, GenerationOptions options, RequestKind kind,
+    public RequestOutput start(ServedModel served, PromptInput prompt, GenerationOptions options, RequestKind kind,
                             GenerationListener listener) {
         InferenceEngine engine = served.engine();
         Tokenizer tokenizer = engine.tokenizer();
@@ -71,29 +73,25 @@ public class GenerationService {
         }
         StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
 
-        Generation generation = new Generation(served, options.n(), tokens.length, kind, listener, metrics);
-        metrics.started(kind);
+        List<GenerationRequest> choices = new ArrayList<>(options.n());
         for (int i = 0; i < options.n(); i++) {
             SamplingParams s = options.sampling();
             SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
-            SubmitResult result;
-            try {
-                result = engine.submit(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()),
-                        generation.sink(i));
-            } catch (IllegalArgumentException e) {
-                generation.cancel();
-                throw new InvalidRequestException(null, e.getMessage());
-            }
-            switch (result) {
-                case SubmitResult.Accepted a -> generation.submitted(i, a.sequenceId());
-                case SubmitResult.Rejected r -> {
-                    generation.cancel();
-                    metrics.rejected(kind);
-                    throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
-                }
-            }
+            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()));
         }
-        return generation;
+        metrics.started(kind);
+        RequestOutput request = engine.newRequest(listener, metrics.forKind(kind));
+        SubmitResult result;
+        try {
+            result = engine.submit(request, choices);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidRequestException(null, e.getMessage());
+        }
+        if (result instanceof SubmitResult.Rejected r) {
+            metrics.rejected(kind);
+            throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
+        }
+        return request;
     }
 
     private static int[] tokenize(ServedModel served, PromptInput prompt, String param, int context) {

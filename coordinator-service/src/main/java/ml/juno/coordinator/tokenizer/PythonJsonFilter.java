@@ -1,7 +1,13 @@
 package ml.juno.coordinator.tokenizer;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.lib.filter.Filter;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.Map;
 
 /**
@@ -11,6 +17,7 @@ import java.util.Map;
  * spacing must match what the model was trained on.
  */
 final class PythonJsonFilter implements Filter {
+    private static final JsonFactory PYTHON_JSON = JsonFactory.builder().disable(JsonWriteFeature.WRITE_HEX_UPPER_CASE).build();
 
     @Override
     public String getName() {
@@ -96,27 +103,15 @@ final class PythonJsonFilter implements Filter {
         }
     }
 
+    /** A JSON string as Python writes it: Jackson's escapes (the same set: quote, backslash, \b \f \n \r \t, other
+     * controls as {@code \}{@code u00xx}) with Python's lower-case hex digits. */
     private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                case '\b' -> sb.append("\\b");
-                case '\f' -> sb.append("\\f");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
+        StringWriter w = new StringWriter(s.length() + 2);
+        try (JsonGenerator g = PYTHON_JSON.createGenerator(w)) {
+            g.writeString(s);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
         }
-        sb.append('"');
+        sb.append(w.getBuffer());
     }
 }

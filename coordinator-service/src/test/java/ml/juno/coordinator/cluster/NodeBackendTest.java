@@ -11,8 +11,8 @@ class NodeBackendTest {
     @Test
     void aNodesShardInfo_saysItsBackendAndIsa_anOlderNodeIsUnknown() {
         assertEquals(new BackendInfo("native", "avx2"),
-                ClusterExecutor.nodeBackend(ShardInfo.newBuilder().setBackend("native").setIsa("avx2").build()));
-        assertEquals(new BackendInfo("java", "unknown"), ClusterExecutor.nodeBackend(ShardInfo.newBuilder().setBackend("java").build()));
-        assertEquals(BackendInfo.UNKNOWN, ClusterExecutor.nodeBackend(ShardInfo.getDefaultInstance()));
+                NodeCluster.nodeBackend(ShardInfo.newBuilder().setBackend("native").setIsa("avx2").build()));
+        assertEquals(new BackendInfo("java", "unknown"), NodeCluster.nodeBackend(ShardInfo.newBuilder().setBackend("java").build()));
+        assertEquals(BackendInfo.UNKNOWN, NodeCluster.nodeBackend(ShardInfo.getDefaultInstance()));
     }
 }

@@ -53,7 +53,7 @@ class InferenceEngineTest {
     }
 
     /** Collects one request's output. */
-    static class Collect implements TokenSink {
+    static class Collect implements GenerationListener {
         final List<Integer> tokens = new ArrayList<>();
         final StringBuilder text = new StringBuilder();
         final CountDownLatch done = new CountDownLatch(1);
@@ -62,18 +62,18 @@ class InferenceEngineTest {
         volatile String message;
 
         @Override
-        public void onToken(int tokenId, String t, TokenLogprobs logprobs) {
+        public void onToken(int choice, int tokenId, String t, TokenLogprobs logprobs) {
             tokens.add(tokenId);
             text.append(t);
         }
 
         @Override
-        public void onText(String t) {
+        public void onText(int choice, String t) {
             text.append(t);
         }
 
         @Override
-        public void onFinish(FinishReason r, Usage u, String m) {
+        public void onChoiceFinished(int choice, FinishReason r, Usage u, String m) {
             reason = r;
             usage = u;
             message = m;
@@ -113,13 +113,13 @@ class InferenceEngineTest {
         int n = PROMPTS.size();
         int[][] prompts = new int[n][];
         int[][] alone = new int[n][];
-        try (InferenceEngine e = InferenceEngine.open(config(name, 1))) {
+        try (InferenceEngine e = EngineAssembly.open(config(name, 1))) {
             for (int i = 0; i < n; i++) {
                 prompts[i] = e.tokenizer().encode(PROMPTS.get(i));
                 alone[i] = generate(e, prompts[i], 20 + 3 * i, SamplingParams.greedy());
             }
         }
-        try (InferenceEngine e = InferenceEngine.open(config(name, 8))) {
+        try (InferenceEngine e = EngineAssembly.open(config(name, 8))) {
             Collect[] sinks = new Collect[n];
             for (int i = 0; i < n; i++) {
                 sinks[i] = new Collect();
@@ -138,7 +138,7 @@ class InferenceEngineTest {
 
     @Test
     void repeatedPrompt_hitsThePrefixCache_prefillsOnlyTheSuffix_andGivesTheSameTokens() throws Exception {
-        try (InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 2))) {
+        try (InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 2))) {
             int[] prompt = e.tokenizer().encode(PROMPTS.get(3) + " " + PROMPTS.get(1));
             assertTrue(prompt.length > 40, "prompt of " + prompt.length);
             EngineStats s0 = e.stats();
@@ -168,7 +168,7 @@ class InferenceEngineTest {
         int[] answer2;
         EngineStats before;
         EngineStats after;
-        try (InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 2))) {
+        try (InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 2))) {
             turn1 = e.tokenizer().encode(PROMPTS.get(1));
             answer1 = generate(e, turn1, 30, SamplingParams.greedy());
             int[] more = e.tokenizer().encode(" Then Lily said", false, false);
@@ -183,7 +183,7 @@ class InferenceEngineTest {
         assertTrue(cached >= 32, "shared " + shared);
         assertEquals(cached, after.prefixHitTokens() - before.prefixHitTokens());
         assertEquals(turn2.length - cached, after.promptTokens() - before.promptTokens());
-        try (InferenceEngine fresh = InferenceEngine.open(config("stories260K.gguf", 1))) {
+        try (InferenceEngine fresh = EngineAssembly.open(config("stories260K.gguf", 1))) {
             assertArrayEquals(generate(fresh, turn2, 10, SamplingParams.greedy()), answer2);
         }
     }
@@ -208,7 +208,7 @@ class InferenceEngineTest {
                 LogitBias.NONE, 1234);
         SamplingParams otherSeed = new SamplingParams(0.9f, new Truncation(40, 0.95f, 0f), RepetitionPenalties.NONE,
                 LogitBias.NONE, 99);
-        try (InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 4))) {
+        try (InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 4))) {
             int[] prompt = e.tokenizer().encode(PROMPTS.get(0));
             int[] a = generate(e, prompt, 40, seeded);
             int[] b = generate(e, prompt, 40, seeded);
@@ -232,7 +232,7 @@ class InferenceEngineTest {
     void hundredsOfRequestsCancelledAtRandomPoints_leaveNoKvBlockInUse() throws Exception {
         SplittableRandom random = new SplittableRandom(20261129);
         int n = 240;
-        try (InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 8))) {
+        try (InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 8))) {
             int[][] prompts = new int[PROMPTS.size()][];
             for (int i = 0; i < prompts.length; i++) {
                 prompts[i] = e.tokenizer().encode(PROMPTS.get(i));
@@ -245,10 +245,10 @@ class InferenceEngineTest {
                 long[] id = new long[1];
                 Collect c = new Collect() {
                     @Override
-                    public void onToken(int tokenId, String t, TokenLogprobs logprobs) {
-                        super.onToken(tokenId, t, logprobs);
+                    public void onToken(int choice, int tokenId, String t, TokenLogprobs logprobs) {
+                        super.onToken(choice, tokenId, t, logprobs);
                         if (tokens.size() == cancelAfter) {
-                            e.cancel(id[0]); // from the inference thread, mid-stream
+                            e.cancel(id[0]); // from the request's output thread, mid-stream
                         }
                     }
                 };
@@ -280,7 +280,7 @@ class InferenceEngineTest {
 
     @Test
     void close_finishesRequestsInFlightWithAnError_andLaterSubmissionsAreRejected() throws Exception {
-        InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 2).withMaxSequences(1));
+        InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 2).withMaxSequences(1));
         assertTrue(e.ready());
         int[] prompt = e.tokenizer().encode(PROMPTS.get(0));
         Collect running = new Collect();
@@ -303,7 +303,7 @@ class InferenceEngineTest {
 
     @Test
     void promptLongerThanTheContext_isRejectedAtSubmit() throws Exception {
-        try (InferenceEngine e = InferenceEngine.open(config("stories260K.gguf", 2).withContextLength(32))) {
+        try (InferenceEngine e = EngineAssembly.open(config("stories260K.gguf", 2).withContextLength(32))) {
             assertEquals(32, e.info().contextLength());
             int[] prompt = new int[30];
             java.util.Arrays.fill(prompt, 300);
@@ -315,7 +315,7 @@ class InferenceEngineTest {
 
     @Test
     void infoAndId_describeTheModel() throws Exception {
-        try (InferenceEngine e = InferenceEngine.open(EngineConfig.defaults(model("stories260K.gguf")).withThreads(1))) {
+        try (InferenceEngine e = EngineAssembly.open(EngineConfig.defaults(model("stories260K.gguf")).withThreads(1))) {
             assertEquals("stories260K", e.modelId());
             assertEquals("llama", e.info().architecture());
             assertEquals(512, e.info().vocabSize());
@@ -329,10 +329,10 @@ class InferenceEngineTest {
     @Test
     void missingOrBrokenModelFile_isAnIOExceptionNamingIt() {
         var missing = assertThrows(java.io.IOException.class,
-                () -> InferenceEngine.open(EngineConfig.defaults(Path.of("/nonexistent/m.gguf"))));
+                () -> EngineAssembly.open(EngineConfig.defaults(Path.of("/nonexistent/m.gguf"))));
         assertTrue(missing.getMessage().contains("/nonexistent/m.gguf"), missing.getMessage());
         var notGguf = assertThrows(java.io.IOException.class,
-                () -> InferenceEngine.open(EngineConfig.defaults(MODELS.resolve("testdata/SOURCES.md"))));
+                () -> EngineAssembly.open(EngineConfig.defaults(MODELS.resolve("testdata/SOURCES.md"))));
         assertTrue(notGguf.getMessage() != null && !notGguf.getMessage().isEmpty());
     }
 }

@@ -17,9 +17,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
+import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.engine.TokenSink;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
@@ -79,7 +80,7 @@ class RecordingSummaryTest {
         int generated = 0;
         EngineConfig config = EngineConfig.defaults(MODEL).withThreads(2).withContextLength(256).withKvType(KvType.F32)
                 .withMaxSequences(2).withMaxBatchTokens(64);
-        try (InferenceEngine engine = InferenceEngine.open(config);
+        try (InferenceEngine engine = EngineAssembly.open(config);
              Recording recording = new Recording(Configuration.getConfiguration("default"))) {
             recording.start();
             String text = engine.chatTemplate().render(new ChatRequest(List.of(ChatMessage.user(STORY)), true));
@@ -145,14 +146,14 @@ class RecordingSummaryTest {
         List<Integer> tokens = new ArrayList<>();
         CountDownLatch done = new CountDownLatch(1);
         FinishReason[] reason = new FinishReason[1];
-        TokenSink sink = new TokenSink() {
+        GenerationListener sink = new GenerationListener() {
             @Override
-            public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 tokens.add(tokenId);
             }
 
             @Override
-            public void onFinish(FinishReason r, Usage usage, String message) {
+            public void onChoiceFinished(int choice, FinishReason r, Usage usage, String message) {
                 reason[0] = r;
                 done.countDown();
             }

@@ -57,7 +57,7 @@ class CancellationStressTest {
                 StepPlan plan = h.scheduler.schedule();
                 h.scheduler.cancel(live.remove(r.nextInt(live.size())));
                 cancelsBetweenScheduleAndUpdate++;
-                StepOutcome out = h.scheduler.update(plan, h.engine.execute(plan));
+                StepOutcome out = h.scheduler.update(plan, h.execute(plan));
                 h.engine.observe(out);
                 out.tokens().forEach(t -> h.tokens.get(t.sequenceId()).add(t.tokenId()));
                 out.finished().forEach(f -> h.finished.put(f.sequenceId(), f));

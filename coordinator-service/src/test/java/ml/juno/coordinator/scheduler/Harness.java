@@ -7,15 +7,19 @@ import java.util.List;
 import java.util.Map;
 import ml.juno.coordinator.kvcache.KvCacheConfig;
 import ml.juno.coordinator.kvcache.KvCacheManager;
-import ml.juno.coordinator.sampling.Sampler;
+import ml.juno.coordinator.engine.SamplingStage;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
 
-/** Drives a scheduler against the {@link FakeEngine} test double and records what comes out. */
+/**
+ * Drives a scheduler against the {@link FakeEngine} test double (its logits sampled by a {@link SamplingStage}, as an
+ * executor does) and records what comes out.
+ */
 final class Harness {
     final Scheduler scheduler;
     final KvCacheManager kv;
     final FakeEngine engine;
+    final SamplingStage sampling; // what an executor does with the fake's logits
     final Map<Long, List<Integer>> tokens = new HashMap<>();
     final Map<Long, FinishedSequence> finished = new HashMap<>();
     final List<StepPlan> plans = new ArrayList<>();
@@ -24,7 +28,8 @@ final class Harness {
         this.kv = new KvCacheManager(kvConfig);
         int maxLen = (int) Math.min(4096, kvConfig.capacityTokens());
         this.scheduler = new Scheduler(new SchedulerConfig(budget, maxRunning, maxWaiting, maxLen, Duration.ofSeconds(2)),
-                kv, new Sampler(vocab));
+                kv, vocab);
+        this.sampling = new SamplingStage(vocab);
         this.engine = new FakeEngine(vocab, budget, kvConfig.numBlocks(), kvConfig.blockSize());
     }
 
@@ -49,7 +54,7 @@ final class Harness {
     StepPlan step() {
         StepPlan plan = scheduler.schedule();
         plans.add(plan);
-        StepOutcome outcome = scheduler.update(plan, engine.execute(plan));
+        StepOutcome outcome = scheduler.update(plan, execute(plan));
         engine.observe(outcome);
         for (SampledToken t : outcome.tokens()) {
             tokens.get(t.sequenceId()).add(t.tokenId());
@@ -60,6 +65,12 @@ final class Harness {
             }
         }
         return plan;
+    }
+
+    /** The fake's logits for {@code plan}, sampled. */
+    StepResult execute(StepPlan plan) {
+        float[] logits = engine.execute(plan);
+        return sampling.sample(plan, logits, plan.logitRowCount());
     }
 
     void runToEnd(int maxSteps) {

@@ -140,7 +140,7 @@ class SchedulerTest {
         long id = h.submit(Harness.prompt(1, 5, V), GREEDY, StopCondition.of(10), 0);
         StepPlan plan = h.scheduler.schedule();
         h.scheduler.cancel(id);
-        StepOutcome out = h.scheduler.update(plan, h.engine.execute(plan));
+        StepOutcome out = h.scheduler.update(plan, h.execute(plan));
         assertTrue(out.tokens().isEmpty());
         h.step();
         assertEquals(FinishReason.CANCELLED, h.finished.get(id).reason());
@@ -194,7 +194,7 @@ class SchedulerTest {
         // a malformed answer is an error too
         long c = h.submit(Harness.prompt(3, 5, V), GREEDY, StopCondition.of(10), 0);
         StepPlan p2 = h.scheduler.schedule();
-        StepOutcome o2 = h.scheduler.update(p2, new StepResult.Logits(new float[0], V, 0));
+        StepOutcome o2 = h.scheduler.update(p2, StepResult.empty());
         assertEquals(FinishReason.ERROR, o2.finished().get(0).reason());
         assertEquals(c, o2.finished().get(0).sequenceId());
     }
@@ -284,7 +284,7 @@ class SchedulerTest {
         Harness h = Harness.small();
         long id = h.submit(new GenerationRequest(Harness.prompt(1, 4, V), GREEDY, StopCondition.of(2), 0, 3));
         StepPlan plan = h.scheduler.schedule();
-        StepOutcome out = h.scheduler.update(plan, h.engine.execute(plan));
+        StepOutcome out = h.scheduler.update(plan, h.execute(plan));
         SampledToken t = out.tokens().get(0);
         assertEquals(id, t.sequenceId());
         assertTrue(t.hasLogprobs());

@@ -1,11 +1,15 @@
 package ml.juno.engine.gguf;
 
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 
 /**
- * Human-readable text and JSON descriptions of a GGUF file: header, metadata (long arrays and strings summarised)
- * and the tensor table. The JSON is written by hand: the engine has no JSON library at runtime.
+ * Human-readable text of a GGUF file, and its description as plain values for a JSON writer: header, metadata (long
+ * arrays and strings summarised) and the tensor table. The engine has no JSON library; the CLI writes the description
+ * with Jackson.
  */
 public final class GgufInfo {
 
@@ -13,7 +17,7 @@ public final class GgufInfo {
     static final int TEXT_ARRAY_PREVIEW = 5;
     /** Characters of a string value shown in text before "…". */
     static final int TEXT_STRING_PREVIEW = 120;
-    /** Array elements written to JSON by {@link #json(GgufFile)}. */
+    /** Array elements in {@link #describe(GgufFile)}. */
     public static final int JSON_ARRAY_PREVIEW = 16;
 
     private GgufInfo() {}
@@ -71,7 +75,7 @@ public final class GgufInfo {
             if (i > 0) {
                 sb.append(", ");
             }
-            element(sb, a, i, true);
+            element(sb, a, i);
         }
         if (n > shown) {
             sb.append(", …");
@@ -89,24 +93,18 @@ public final class GgufInfo {
         };
     }
 
-    /** Element i of an array, as text (strings quoted and shortened) or JSON. */
-    private static void element(StringBuilder sb, GgufArray a, int i, boolean text) {
+    /** Element i of an array as text (strings quoted and shortened). */
+    private static void element(StringBuilder sb, GgufArray a, int i) {
         switch (a.values()) {
-            case float[] x -> sb.append(text ? Float.toString(x[i]) : jsonNumber(x[i]));
-            case double[] x -> sb.append(text ? Double.toString(x[i]) : jsonNumber(x[i]));
+            case float[] x -> sb.append(x[i]);
+            case double[] x -> sb.append(x[i]);
             case boolean[] x -> sb.append(x[i]);
             case List<?> list -> {
                 Object o = list.get(i);
                 if (o instanceof String s) {
-                    if (text) {
-                        quoted(sb, s, 40);
-                    } else {
-                        jsonString(sb, s);
-                    }
-                } else if (text) {
-                    arrayText(sb, (GgufArray) o);
+                    quoted(sb, s, 40);
                 } else {
-                    jsonArray(sb, (GgufArray) o, Integer.MAX_VALUE);
+                    arrayText(sb, (GgufArray) o);
                 }
             }
             default -> sb.append(a.elementType() == GgufValueType.UINT64 ? Long.toUnsignedString(a.longAt(i)) : Long.toString(a.longAt(i)));
@@ -168,137 +166,103 @@ public final class GgufInfo {
         return s.length() >= width ? s : s + " ".repeat(width - s.length());
     }
 
-    // ---------------------------------------------------------------- JSON
+    // ---------------------------------------------------------------- JSON shape
 
-    /** JSON with arrays cut to their first {@link #JSON_ARRAY_PREVIEW} elements (the full count is always given). */
-    public static String json(GgufFile f) {
-        return json(f, JSON_ARRAY_PREVIEW);
+    /** The description with arrays cut to their first {@link #JSON_ARRAY_PREVIEW} elements (the full count is always given). */
+    public static Map<String, Object> describe(GgufFile f) {
+        return describe(f, JSON_ARRAY_PREVIEW);
     }
 
     /**
-     * JSON object: {@code path, file_size, version, alignment, data_offset, metadata: {key: {type, value} or
-     * {type: "ARRAY", element_type, count, values}}, tensors: [{name, type, shape, offset, bytes}]}. Arrays list at
-     * most {@code maxArrayElements} values; NaN and infinities are written as the strings "NaN", "Infinity",
-     * "-Infinity"; UINT64 values as unsigned numbers.
+     * The file as plain values for a JSON writer (the engine has none; the CLI's Jackson writes it): {@code path,
+     * file_size, version, alignment, data_offset, metadata: {key: {type, value} or {type: "ARRAY", element_type, count,
+     * values}}, tensors: [{name, type, shape, offset, bytes}]}. Arrays list at most {@code maxArrayElements} values; NaN
+     * and infinities are the strings "NaN", "Infinity", "-Infinity"; UINT64 values unsigned ({@link BigInteger}).
      */
-    public static String json(GgufFile f, int maxArrayElements) {
-        StringBuilder sb = new StringBuilder(4096);
-        sb.append("{\"path\":");
-        if (f.path() == null) {
-            sb.append("null");
-        } else {
-            jsonString(sb, f.path().toString());
-        }
-        sb.append(",\"file_size\":").append(f.fileSize())
-                .append(",\"version\":").append(f.version())
-                .append(",\"alignment\":").append(f.alignment())
-                .append(",\"data_offset\":").append(f.dataOffset())
-                .append(",\"metadata\":{");
+    public static Map<String, Object> describe(GgufFile f, int maxArrayElements) {
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("path", f.path() == null ? null : f.path().toString());
+        root.put("file_size", f.fileSize());
+        root.put("version", f.version());
+        root.put("alignment", f.alignment());
+        root.put("data_offset", f.dataOffset());
+        Map<String, Object> metadata = new LinkedHashMap<>();
         GgufMetadata md = f.metadata();
-        boolean first = true;
         for (String key : md.keys()) {
-            if (!first) {
-                sb.append(',');
-            }
-            first = false;
-            jsonString(sb, key);
             GgufValueType type = md.type(key);
-            sb.append(":{\"type\":\"").append(type).append('"');
-            if (type == GgufValueType.ARRAY) {
-                sb.append(',');
-                jsonArrayFields(sb, (GgufArray) md.getRaw(key), maxArrayElements);
-            } else {
-                sb.append(",\"value\":");
-                Object v = md.getRaw(key);
-                switch (type) {
-                    case STRING -> jsonString(sb, (String) v);
-                    case FLOAT32 -> sb.append(jsonNumber((Float) v));
-                    case FLOAT64 -> sb.append(jsonNumber((Double) v));
-                    default -> sb.append(scalar(type, v));
-                }
+            Object v = md.getRaw(key);
+            Map<String, Object> entry = type == GgufValueType.ARRAY ? array((GgufArray) v, maxArrayElements)
+                    : new LinkedHashMap<>(Map.of("type", type.name()));
+            if (type != GgufValueType.ARRAY) {
+                entry.put("value", scalarValue(type, v));
             }
-            sb.append('}');
+            metadata.put(key, entry);
         }
-        sb.append("},\"tensors\":[");
-        first = true;
+        root.put("metadata", metadata);
+        List<Object> tensors = new ArrayList<>();
         for (GgufTensorInfo t : f.tensors()) {
-            if (!first) {
-                sb.append(',');
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("name", t.name());
+            e.put("type", t.type().name());
+            List<Long> shape = new ArrayList<>();
+            for (long d : t.shape()) {
+                shape.add(d);
             }
-            first = false;
-            sb.append("{\"name\":");
-            jsonString(sb, t.name());
-            sb.append(",\"type\":\"").append(t.type()).append("\",\"shape\":").append(shape(t.shape()).replace(" ", ""))
-                    .append(",\"offset\":").append(t.offset()).append(",\"bytes\":").append(t.byteSize()).append('}');
+            e.put("shape", shape);
+            e.put("offset", t.offset());
+            e.put("bytes", t.byteSize());
+            tensors.add(e);
         }
-        return sb.append("]}").toString();
+        root.put("tensors", tensors);
+        return root;
     }
 
-    private static void jsonArrayFields(StringBuilder sb, GgufArray a, int max) {
-        sb.append("\"element_type\":\"").append(a.elementType()).append("\",\"count\":").append(a.size()).append(",\"values\":[");
-        int shown = Math.min(a.size(), max);
-        for (int i = 0; i < shown; i++) {
-            if (i > 0) {
-                sb.append(',');
-            }
-            element(sb, a, i, false);
+    /** {@code {type: "ARRAY", element_type, count, values}}; nested arrays have the same shape. */
+    private static Map<String, Object> array(GgufArray a, int max) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("type", GgufValueType.ARRAY.name());
+        m.put("element_type", a.elementType().name());
+        m.put("count", a.size());
+        List<Object> values = new ArrayList<>();
+        for (int i = 0, shown = Math.min(a.size(), max); i < shown; i++) {
+            values.add(switch (a.values()) {
+                case float[] x -> number(x[i]);
+                case double[] x -> number(x[i]);
+                case boolean[] x -> x[i];
+                case List<?> list -> list.get(i) instanceof GgufArray inner ? array(inner, Integer.MAX_VALUE) : list.get(i);
+                default -> a.elementType() == GgufValueType.UINT64 ? unsigned(a.longAt(i)) : (Object) a.longAt(i);
+            });
         }
-        sb.append(']');
+        m.put("values", values);
+        return m;
     }
 
-    /** A nested array as a JSON object of the same shape as top-level arrays. */
-    private static void jsonArray(StringBuilder sb, GgufArray a, int max) {
-        sb.append('{');
-        jsonArrayFields(sb, a, max);
-        sb.append('}');
+    private static Object scalarValue(GgufValueType type, Object v) {
+        return switch (type) {
+            case UINT8 -> (Byte) v & 0xFF;
+            case UINT16 -> (Short) v & 0xFFFF;
+            case UINT32 -> Integer.toUnsignedLong((Integer) v);
+            case UINT64 -> unsigned((Long) v);
+            case FLOAT32 -> number((Float) v);
+            case FLOAT64 -> number((Double) v);
+            default -> v;
+        };
     }
 
-    private static String jsonNumber(double v) {
-        if (Double.isNaN(v)) {
-            return "\"NaN\"";
-        }
-        if (Double.isInfinite(v)) {
-            return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-        }
-        return Double.toString(v); // e.g. 1.0E-5: valid JSON, reads back as the same double
+    private static BigInteger unsigned(long v) {
+        return new BigInteger(Long.toUnsignedString(v));
     }
 
-    private static String jsonNumber(float v) {
-        if (Float.isNaN(v) || Float.isInfinite(v)) {
-            return jsonNumber((double) v);
-        }
-        return Float.toString(v); // the shortest decimal that reads back as the same float
+    /** A float as itself, or the name of a value JSON has no number for. */
+    private static Object number(float v) {
+        return Float.isFinite(v) ? (Object) v : nonFinite(v);
     }
 
-    static void jsonString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                case '\b' -> sb.append("\\b");
-                case '\f' -> sb.append("\\f");
-                default -> {
-                    if (c < 0x20 || (Character.isSurrogate(c) && !validSurrogateAt(s, i))) {
-                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        sb.append('"');
+    private static Object number(double v) {
+        return Double.isFinite(v) ? (Object) v : nonFinite(v);
     }
 
-    private static boolean validSurrogateAt(String s, int i) {
-        char c = s.charAt(i);
-        if (Character.isHighSurrogate(c)) {
-            return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
-        }
-        return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+    private static String nonFinite(double v) {
+        return Double.isNaN(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
     }
 }

@@ -73,6 +73,14 @@ public final class Backends {
         return CpuBackend.supports(type);
     }
 
+    /**
+     * {@code count} elements (whole blocks) of {@code type} from byte {@code off} of {@code s}, decoded to floats as the
+     * backends decode weights: for the small tensors (norms, biases) a model keeps as floats.
+     */
+    public static void decode(GgmlType type, java.lang.foreign.MemorySegment s, long off, float[] dst, int dstOff, int count) {
+        CpuBackend.decode(type, s, off, dst, dstOff, count);
+    }
+
     private static void logOnce(System.Logger.Level level, String line) {
         if (!choiceLogged) {
             choiceLogged = true;

@@ -8,7 +8,6 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.WeightMatrix;
-import ml.juno.engine.quant.Dequantize;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
@@ -69,7 +68,7 @@ public final class ModelTensors {
         }
         checkType(t);
         float[] out = new float[n];
-        Dequantize.row(t.type(), file.data(t), 0, out, 0, n);
+        Backends.decode(t.type(), file.data(t), 0, out, 0, n);
         return out;
     }
 

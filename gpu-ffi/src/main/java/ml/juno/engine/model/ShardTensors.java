@@ -1,11 +1,13 @@
 package ml.juno.engine.model;
 
 import java.util.Arrays;
+import java.util.function.IntFunction;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.model.block.AllReduce;
 import ml.juno.engine.model.block.Attention;
+import ml.juno.engine.model.block.DecoderLayer;
 import ml.juno.engine.model.block.GatedFfn;
 import ml.juno.engine.model.block.MoeFfn;
 import ml.juno.engine.model.block.RmsNorm;
@@ -56,6 +58,18 @@ public final class ShardTensors {
 
     public ModelConfig config() {
         return config;
+    }
+
+    /**
+     * The shard's decoder layers, in order: {@code layer} builds the one of model layer {@code l} (the loop every
+     * architecture shares; only what a layer is made of differs).
+     */
+    public DecoderLayer[] layers(IntFunction<DecoderLayer> layer) {
+        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
+        for (int i = 0; i < layers.length; i++) {
+            layers[i] = layer.apply(shard.firstLayer() + i);
+        }
+        return layers;
     }
 
     public ShardSpec shard() {

@@ -34,9 +34,9 @@ class GgufInfoTest {
     }
 
     @Test
-    void json_isValidAndAgreesWithTheReader() throws IOException {
+    void description_agreesWithTheReader() throws IOException {
         try (GgufFile f = GgufFile.open(TestModels.testdata().resolve("tiny-random/tiny-qwen3moe-random-Q4_K_M.gguf"))) {
-            JsonNode j = JSON.readTree(GgufInfo.json(f));
+            JsonNode j = JSON.valueToTree(GgufInfo.describe(f));
             assertEquals(f.fileSize(), j.get("file_size").asLong());
             assertEquals(3, j.get("version").asInt());
             assertEquals(f.dataOffset(), j.get("data_offset").asLong());
@@ -65,7 +65,7 @@ class GgufInfoTest {
     }
 
     @Test
-    void json_escapesAwkwardStringsAndWritesEveryValueType() throws IOException {
+    void description_asJson_keepsAwkwardStringsAndEveryValueType() throws IOException {
         Path p = tmp.resolve("odd.gguf");
         String awkward = "quote\" backslash\\ newline\n tab\t nul\u0000 bell\u0007 emoji🙂 {% if %}";
         new GgufWriter().putString("s", awkward).putFloat32("nan", Float.NaN).putFloat64("inf", Double.NEGATIVE_INFINITY)
@@ -73,7 +73,7 @@ class GgufInfoTest {
                 .putArray("nested", new GgufArray(GgufValueType.ARRAY, List.of(GgufArray.ofInts(new int[] {1, 2}))))
                 .putStrings("strs", List.of(awkward)).write(p);
         try (GgufFile f = GgufFile.open(p)) {
-            JsonNode md = JSON.readTree(GgufInfo.json(f, Integer.MAX_VALUE)).get("metadata");
+            JsonNode md = JSON.readTree(JSON.writeValueAsString(GgufInfo.describe(f, Integer.MAX_VALUE))).get("metadata");
             assertEquals(awkward, md.get("s").get("value").asText());
             assertEquals("NaN", md.get("nan").get("value").asText());
             assertEquals("-Infinity", md.get("inf").get("value").asText());

@@ -7,12 +7,14 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import ml.juno.model.step.StepBatch;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.runtime.Exchange;
 import ml.juno.node.runtime.ShardHolder;
 import ml.juno.node.v1.ReducePart;
 import ml.juno.node.v1.ReduceResult;
+import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.StepRequest;
 import ml.juno.node.v1.StepResponse;
 
@@ -50,10 +52,22 @@ final class StepStream implements Exchange {
 
     private void onRequest(StepRequest r) {
         switch (r.getKindCase()) {
-            case BATCH -> last = shard.step(r.getBatch(), this).thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(o).build()));
+            case BATCH -> last = batch(r.getBatch());
             case REDUCED -> sums.offer(r.getReduced());
             case KIND_NOT_SET -> out.fail(new IllegalArgumentException("empty step request"));
         }
+    }
+
+    /** Runs a wire batch in arrival order; one that is malformed is answered, in its turn, with the reason. */
+    private CompletableFuture<Void> batch(ml.juno.node.v1.StepBatch wire) {
+        StepBatch batch;
+        try {
+            batch = ProtoMapping.fromProto(wire);
+        } catch (IllegalArgumentException e) {
+            StepOutput error = StepOutput.newBuilder().setStepId(wire.getStepId()).setError(e.getMessage()).build();
+            return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
+        }
+        return shard.step(batch, wire.getActivations(), this).thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(o).build()));
     }
 
     /** The coordinator finished sending: answer what is in flight, then complete. */

@@ -14,20 +14,21 @@ import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.step.SlotBlocks;
+import ml.juno.model.step.StepBatch;
+import ml.juno.model.step.StepRows;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
-import ml.juno.node.v1.BlockTable;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.ShardInfo;
-import ml.juno.node.v1.StepBatch;
 import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.Tensor;
 
 /**
  * One loaded shard: the mapped GGUF file, the model (a layer range or a tensor slice), and a paged session whose
- * KV pool has the block ids the coordinator hands out. {@link #step} maps one wire batch onto the session, as the
- * coordinator's {@code LocalExecutor} does in process. Used from the node's inference thread only.
+ * KV pool has the block ids the coordinator hands out. {@link #step} runs one {@link StepBatch} (the step shape the
+ * coordinator's {@code LocalExecutor} runs in process too) on the session. Used from the node's inference thread only.
  */
 final class LoadedShard implements AutoCloseable {
     private static final int[] NO_BLOCKS = new int[0];
@@ -115,51 +116,48 @@ final class LoadedShard implements AutoCloseable {
         return info;
     }
 
-    /** Runs one batch; a bad batch or an engine failure becomes an output with {@code error}. */
-    StepOutput step(StepBatch b, Exchange exchange) {
+    /**
+     * Runs one batch; a batch this shard cannot run or an engine failure becomes an output with {@code error}.
+     *
+     * @param activations the previous stage's {@code [rows, embedding]} hidden states, for a shard that does not embed
+     */
+    StepOutput step(StepBatch b, Tensor activations, Exchange exchange) {
         long t0 = System.nanoTime();
-        StepOutput.Builder out = StepOutput.newBuilder().setStepId(b.getStepId());
+        StepOutput.Builder out = StepOutput.newBuilder().setStepId(b.stepId());
         try {
-            allReduce.begin(b.getStepId(), exchange);
-            run(b, out);
+            allReduce.begin(b.stepId(), exchange);
+            run(b, activations, out);
         } catch (RuntimeException e) {
-            return StepOutput.newBuilder().setStepId(b.getStepId()).setError(String.valueOf(e.getMessage() != null ? e.getMessage() : e)).build();
+            return StepOutput.newBuilder().setStepId(b.stepId()).setError(String.valueOf(e.getMessage() != null ? e.getMessage() : e)).build();
         } finally {
             allReduce.end();
         }
         return out.setComputeNanos(System.nanoTime() - t0 - allReduce.waitNanos()).build();
     }
 
-    private void run(StepBatch b, StepOutput.Builder out) {
-        int n = b.getSlotsCount();
-        if (n == 0 || b.getPositionsCount() != n || b.getNeedsLogitsCount() != n) {
-            throw new IllegalArgumentException("step " + b.getStepId() + ": slots, positions and needs_logits must have the same, non-zero length");
-        }
+    private void run(StepBatch b, Tensor activations, StepOutput.Builder out) {
+        StepRows rows = b.rows();
+        int n = rows.count();
         if (n > batch.capacity()) {
-            throw new IllegalArgumentException("step " + b.getStepId() + " has " + n + " rows; this shard takes " + batch.capacity());
+            throw new IllegalArgumentException("step " + b.stepId() + " has " + n + " rows; this shard takes " + batch.capacity());
         }
-        if (embeds && b.getTokenIdsCount() != n) {
-            throw new IllegalArgumentException("step " + b.getStepId() + ": this shard embeds and needs one token id per row, got "
-                    + b.getTokenIdsCount() + " for " + n + " rows");
+        if (embeds && !rows.hasTokens()) {
+            throw new IllegalArgumentException("step " + b.stepId() + ": this shard embeds and needs one token id per row, got none for "
+                    + n + " rows");
         }
-        for (BlockTable t : b.getBlockTablesList()) {
-            int[] blocks = new int[t.getBlocksCount()];
-            for (int i = 0; i < blocks.length; i++) {
-                blocks[i] = t.getBlocks(i);
-            }
-            session.setBlockTable(t.getSlot(), blocks, blocks.length);
+        for (SlotBlocks t : b.blockTables()) {
+            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
         }
         if (!embeds) {
-            Tensor a = b.getActivations();
-            if (ProtoMapping.rows(a) != n || ProtoMapping.cols(a) != dim) {
-                throw new IllegalArgumentException("step " + b.getStepId() + ": activations of shape " + a.getShapeList()
+            if (ProtoMapping.rows(activations) != n || ProtoMapping.cols(activations) != dim) {
+                throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape " + activations.getShapeList()
                         + ", expected [" + n + ", " + dim + "]");
             }
-            ProtoMapping.decode(a, session.hiddenStates(), 0);
+            ProtoMapping.decode(activations, session.hiddenStates(), 0);
         }
         batch.clear();
         for (int i = 0; i < n; i++) {
-            batch.add(b.getSlots(i), b.getPositions(i), embeds ? b.getTokenIds(i) : 0, producesLogits && b.getNeedsLogits(i));
+            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i]);
         }
         Logits logits = session.forward(batch);
         if (producesLogits) {

@@ -7,11 +7,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
+import ml.juno.model.step.StepBatch;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;
-import ml.juno.node.v1.StepBatch;
 import ml.juno.node.v1.StepOutput;
+import ml.juno.node.v1.Tensor;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -82,13 +83,13 @@ public class ShardHolder {
     }
 
     /** Runs one batch on the inference thread; never completes exceptionally (errors are in the output). */
-    public CompletableFuture<StepOutput> step(StepBatch batch, Exchange exchange) {
+    public CompletableFuture<StepOutput> step(StepBatch batch, Tensor activations, Exchange exchange) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
-                return StepOutput.newBuilder().setStepId(batch.getStepId()).setError("no shard loaded: " + state.get().message()).build();
+                return StepOutput.newBuilder().setStepId(batch.stepId()).setError("no shard loaded: " + state.get().message()).build();
             }
-            return s.step(batch, exchange);
+            return s.step(batch, activations, exchange);
         }, inference);
     }
 

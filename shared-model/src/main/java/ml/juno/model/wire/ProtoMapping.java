@@ -1,8 +1,14 @@
 package ml.juno.model.wire;
 
 import com.google.protobuf.UnsafeByteOperations;
+import java.util.ArrayList;
+import java.util.List;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.step.SlotBlocks;
+import ml.juno.model.step.StepBatch;
+import ml.juno.model.step.StepRows;
+import ml.juno.node.v1.BlockTable;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.PipelineShard;
 import ml.juno.node.v1.Tensor;
@@ -10,7 +16,7 @@ import ml.juno.node.v1.TensorDtype;
 import ml.juno.node.v1.TensorShard;
 
 /**
- * The one place that converts between the generated proto classes and plain Java: tensors (through
+ * The one place that converts between the generated proto classes and plain Java: step batches, tensors (through
  * {@link ActivationCodec}), dtypes, byte orders and shard assignments. Codecs are shared immutable instances.
  */
 public final class ProtoMapping {
@@ -104,6 +110,73 @@ public final class ProtoMapping {
             return java.nio.ByteOrder.LITTLE_ENDIAN;
         }
         throw new IllegalArgumentException("unknown byte order '" + s + "' (expected BIG_ENDIAN or LITTLE_ENDIAN)");
+    }
+
+    /** {@code b} on the wire, token ids included when it has them. */
+    public static ml.juno.node.v1.StepBatch toProto(StepBatch b) {
+        return builder(b).build();
+    }
+
+    /** {@code b} for a stage that does not embed: no token ids, {@code activations} ({@code [rows, embedding]}) instead. */
+    public static ml.juno.node.v1.StepBatch toProto(StepBatch b, Tensor activations) {
+        return builder(b.withoutTokens()).setActivations(activations).build();
+    }
+
+    private static ml.juno.node.v1.StepBatch.Builder builder(StepBatch b) {
+        StepRows r = b.rows();
+        ml.juno.node.v1.StepBatch.Builder p = ml.juno.node.v1.StepBatch.newBuilder().setStepId(b.stepId());
+        for (int i = 0; i < r.count(); i++) {
+            p.addSlots(r.slots()[i]).addPositions(r.positions()[i]).addNeedsLogits(r.needsLogits()[i]);
+        }
+        for (int t : r.tokenIds()) {
+            p.addTokenIds(t);
+        }
+        for (SlotBlocks t : b.blockTables()) {
+            BlockTable.Builder bt = BlockTable.newBuilder().setSlot(t.slot());
+            for (int blk : t.blocks()) {
+                bt.addBlocks(blk);
+            }
+            p.addBlockTables(bt);
+        }
+        return p;
+    }
+
+    /**
+     * The batch {@code p} describes (its activations, if any, stay in {@code p}).
+     *
+     * @throws IllegalArgumentException when the columns disagree (the message names the step)
+     */
+    public static StepBatch fromProto(ml.juno.node.v1.StepBatch p) {
+        int n = p.getSlotsCount();
+        int[] slots = new int[n];
+        int[] positions = new int[p.getPositionsCount()];
+        int[] tokens = new int[p.getTokenIdsCount()];
+        boolean[] logits = new boolean[p.getNeedsLogitsCount()];
+        for (int i = 0; i < n; i++) {
+            slots[i] = p.getSlots(i);
+        }
+        for (int i = 0; i < positions.length; i++) {
+            positions[i] = p.getPositions(i);
+        }
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = p.getTokenIds(i);
+        }
+        for (int i = 0; i < logits.length; i++) {
+            logits[i] = p.getNeedsLogits(i);
+        }
+        List<SlotBlocks> tables = new ArrayList<>(p.getBlockTablesCount());
+        try {
+            for (BlockTable t : p.getBlockTablesList()) {
+                int[] blocks = new int[t.getBlocksCount()];
+                for (int i = 0; i < blocks.length; i++) {
+                    blocks[i] = t.getBlocks(i);
+                }
+                tables.add(new SlotBlocks(t.getSlot(), blocks));
+            }
+            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits), tables);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("step " + p.getStepId() + ": " + e.getMessage(), e);
+        }
     }
 
     /** Sets the partition of a load request from {@code a}. */

@@ -8,6 +8,9 @@ import java.nio.ByteOrder;
 import java.util.List;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.step.SlotBlocks;
+import ml.juno.model.step.StepBatch;
+import ml.juno.model.step.StepRows;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
@@ -26,6 +29,36 @@ class ProtoMappingTest {
             float[] back = new float[8];
             ProtoMapping.decode(t, back, 2);
             assertArrayEquals(x, java.util.Arrays.copyOfRange(back, 2, 8));
+        }
+    }
+
+    @Test
+    void stepBatch_roundTripsThroughTheWire_andAStageThatTakesActivationsGetsNoTokens() {
+        StepBatch b = new StepBatch(7, new StepRows(new int[] {0, 0, 1}, new int[] {4, 5, 9}, new int[] {11, 12, 13},
+                new boolean[] {false, true, true}), List.of(new SlotBlocks(0, new int[] {3}), new SlotBlocks(1, new int[] {2, 6})));
+        assertEquals(b, ProtoMapping.fromProto(ProtoMapping.toProto(b)));
+        Tensor h = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN), new float[6], 0, 3, 2);
+        var staged = ProtoMapping.toProto(b, h);
+        assertEquals(0, staged.getTokenIdsCount());
+        assertEquals(h, staged.getActivations());
+        assertEquals(b.withoutTokens(), ProtoMapping.fromProto(staged));
+        assertEquals(2, b.rows().logitRows());
+    }
+
+    @Test
+    void stepBatch_isValidatedOnce_atTheBoundary_withTheStepInTheMessage() {
+        var wire = ProtoMapping.toProto(new StepBatch(3, new StepRows(new int[] {0}, new int[] {0}, new int[] {1},
+                new boolean[] {true}), List.of()));
+        var bad = List.of(
+                wire.toBuilder().addPositions(1).build(),                                        // columns disagree
+                wire.toBuilder().addTokenIds(2).build(),                                         // two tokens, one row
+                wire.toBuilder().setPositions(0, -1).build(),                                    // negative position
+                wire.toBuilder().addBlockTables(ml.juno.node.v1.BlockTable.newBuilder().setSlot(0))
+                        .addBlockTables(ml.juno.node.v1.BlockTable.newBuilder().setSlot(0)).build(), // one slot twice
+                wire.toBuilder().clearSlots().clearPositions().clearNeedsLogits().clearTokenIds().build()); // no rows
+        for (var w : bad) {
+            var e = assertThrows(IllegalArgumentException.class, () -> ProtoMapping.fromProto(w));
+            assertEquals(true, e.getMessage().startsWith("step 3: "), e.getMessage());
         }
     }
 

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.engine.TokenSink;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
@@ -23,14 +23,14 @@ public final class Greedy {
         int[] ids = engine.tokenizer().encode(prompt);
         List<Integer> out = new ArrayList<>();
         CompletableFuture<String> done = new CompletableFuture<>();
-        SubmitResult r = engine.submit(GenerationRequest.of(ids, SamplingParams.greedy(), StopCondition.of(n)), new TokenSink() {
+        SubmitResult r = engine.submit(GenerationRequest.of(ids, SamplingParams.greedy(), StopCondition.of(n)), new GenerationListener() {
             @Override
-            public void onToken(int tokenId, String text, TokenLogprobs logprobs) {
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 out.add(tokenId);
             }
 
             @Override
-            public void onFinish(FinishReason reason, Usage usage, String message) {
+            public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
                 done.complete(reason == FinishReason.ERROR ? "ERROR " + message : reason.name());
             }
         });

@@ -1,6 +1,7 @@
 package ml.juno.coordinator.api.dto;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.List;
 import ml.juno.coordinator.sampling.FinishReason;
@@ -11,8 +12,8 @@ import ml.juno.coordinator.tokenizer.Tokenizer;
 /**
  * The SSE frames of one streamed response, byte-exact as OpenAI sends them: {@code data: {json}\n\n} …
  * {@code data: [DONE]\n\n}. A content chunk is one {@code StringBuilder} over a prefix rendered once per
- * request (id, created, model, fingerprint); rarer chunks (role, finish, usage, logprobs, error) go through
- * Jackson and the records, which define the same shapes.
+ * request (id, created, model, fingerprint), its strings escaped by Jackson's encoder; rarer chunks (role, finish,
+ * usage, logprobs, error) go through Jackson and the records, which define the same shapes.
  */
 public final class ChunkFormat {
 
@@ -39,10 +40,10 @@ public final class ChunkFormat {
         this.model = model;
         this.fingerprint = fingerprint;
         StringBuilder sb = new StringBuilder("data: {\"id\":");
-        JsonText.quote(sb, id).append(",\"object\":");
-        JsonText.quote(sb, chat ? CHAT_CHUNK : TEXT_COMPLETION).append(",\"created\":").append(created).append(",\"model\":");
-        JsonText.quote(sb, model).append(",\"system_fingerprint\":");
-        JsonText.quote(sb, fingerprint).append(",\"choices\":[{");
+        quote(sb, id).append(",\"object\":");
+        quote(sb, chat ? CHAT_CHUNK : TEXT_COMPLETION).append(",\"created\":").append(created).append(",\"model\":");
+        quote(sb, model).append(",\"system_fingerprint\":");
+        quote(sb, fingerprint).append(",\"choices\":[{");
         this.prefix = sb.toString();
     }
 
@@ -51,12 +52,19 @@ public final class ChunkFormat {
         StringBuilder sb = new StringBuilder(prefix.length() + text.length() + 96).append(prefix);
         if (chat) {
             sb.append("\"index\":").append(index).append(",\"delta\":{\"content\":");
-            JsonText.quote(sb, text).append('}');
+            quote(sb, text).append('}');
         } else {
             sb.append("\"text\":");
-            JsonText.quote(sb, text).append(",\"index\":").append(index);
+            quote(sb, text).append(",\"index\":").append(index);
         }
         return sb.append(",\"logprobs\":null,\"finish_reason\":null}]}\n\n").toString();
+    }
+
+    /** A JSON string literal, escaped by Jackson as every other chunk is. */
+    private static StringBuilder quote(StringBuilder sb, String s) {
+        sb.append('"');
+        JsonStringEncoder.getInstance().quoteAsString(s, sb);
+        return sb.append('"');
     }
 
     /** A content chunk with the token's log-probabilities ({@code textOffset}: legacy completions only). */

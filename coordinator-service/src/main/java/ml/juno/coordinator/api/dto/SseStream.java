@@ -2,10 +2,10 @@ package ml.juno.coordinator.api.dto;
 
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
+import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
-import ml.juno.coordinator.service.GenerationListener;
 
 /**
  * Streams a generation as SSE frames: for chats a role chunk per choice first, then content chunks, a finish
@@ -62,7 +62,7 @@ public final class SseStream implements GenerationListener {
     }
 
     @Override
-    public void onChoiceFinished(int choice, FinishReason reason, String message) {
+    public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
         switch (reason) {
             case ERROR -> {
                 if (error == null) {

@@ -12,6 +12,7 @@ import ml.juno.coordinator.scheduler.Usage;
 import org.junit.jupiter.api.Test;
 
 class ChunkFormatTest {
+    private static final Usage NO_USAGE = new Usage(0, 0, 0);
 
     static final ObjectMapper JSON = new ObjectMapper();
     static final String TRICKY = "a \"quoted\" \\ back\nslash\ttab\r\u0001\u001f é 😀 \u2028";
@@ -74,8 +75,8 @@ class ChunkFormatTest {
         s.onToken(0, 5, "Once", null);
         s.onToken(1, 6, "", null); // held back text: no empty chunk
         s.onText(1, " upon");
-        s.onChoiceFinished(1, FinishReason.STOP, "");
-        s.onChoiceFinished(0, FinishReason.LENGTH, "");
+        s.onChoiceFinished(1, FinishReason.STOP, NO_USAGE, "");
+        s.onChoiceFinished(0, FinishReason.LENGTH, NO_USAGE, "");
         s.onFinished(new Usage(4, 2, 0));
         List<String> frames = drain(s);
         assertEquals(8, frames.size(), String.join("", frames));
@@ -94,7 +95,7 @@ class ChunkFormatTest {
     void errorAfterStreamingStarted_endsWithAnErrorEventThenDone() throws Exception {
         SseStream s = new SseStream(new ChunkFormat(JSON, null, false, "cmpl-1", 7, "m", "fp"), false, 1, true).open();
         s.onToken(0, 5, "Once", null);
-        s.onChoiceFinished(0, FinishReason.ERROR, "node 1 gone");
+        s.onChoiceFinished(0, FinishReason.ERROR, NO_USAGE, "node 1 gone");
         s.onFinished(new Usage(4, 1, 0));
         List<String> frames = drain(s);
         assertEquals(3, frames.size(), String.join("", frames));

@@ -88,6 +88,11 @@ public final class CpuBackend implements Backend {
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
     }
 
+    /** {@code count} elements (whole blocks) of {@code type} from byte {@code off} of {@code s}, decoded to {@code dst[dstOff..]}. */
+    public static void decode(GgmlType type, MemorySegment s, long off, float[] dst, int dstOff, int count) {
+        CpuTypeTraits.of(type).kernel().decode(s, off, dst, dstOff, count);
+    }
+
     /** Whether the CPU backend computes with weights of {@code type} ({@link CpuTypeTraits}). */
     public static boolean supports(GgmlType type) {
         return CpuTypeTraits.supports(type);

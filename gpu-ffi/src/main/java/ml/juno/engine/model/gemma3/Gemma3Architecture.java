@@ -60,17 +60,15 @@ public final class Gemma3Architecture implements Architecture {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope global = TransformerDecoder.standardRope(t);
         Rope local = new Rope(r.dims(), md.getFloat(key(arch, ModelKeys.ROPE_FREQ_BASE_SWA), DEFAULT_LOCAL_BASE), 1f, null, true);
-        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
-        for (int i = 0; i < layers.length; i++) {
-            int l = shard.firstLayer() + i;
+        DecoderLayer[] layers = t.layers(l -> {
             boolean isLocal = window > 0 && (pattern == 0 || l % pattern < pattern - 1);
             Attention.Options options = new Attention.Options(t.attentionBiases(l), t.headNormOrNull(l, ModelKeys.ATTN_Q_NORM),
                     t.headNormOrNull(l, ModelKeys.ATTN_K_NORM), isLocal ? window : 0);
-            layers[i] = new DecoderLayer(t.norm(l, ModelKeys.ATTN_NORM),
+            return new DecoderLayer(t.norm(l, ModelKeys.ATTN_NORM),
                     new Attention(t.attention(l), t.localShape(), isLocal ? local : global, options),
                     t.norm(l, ModelKeys.ATTN_POST_NORM), t.norm(l, ModelKeys.FFN_NORM),
                     t.ffn(l, GatedFfn.Activation.GELU), t.norm(l, ModelKeys.FFN_POST_NORM));
-        }
+        });
         float softcap = window > 0 ? 0f : md.getFloat(key(arch, ModelKeys.FINAL_LOGIT_SOFTCAPPING), 0f);
         float embedScale = (float) Math.sqrt(config.dims().embedding());
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, embedScale), layers,

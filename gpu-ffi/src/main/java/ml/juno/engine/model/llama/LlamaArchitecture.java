@@ -40,14 +40,12 @@ public final class LlamaArchitecture implements Architecture {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         int window = file.metadata().getInt(key(config.architecture(), ModelKeys.SLIDING_WINDOW), 0);
         Rope rope = TransformerDecoder.standardRope(t);
-        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
-        for (int i = 0; i < layers.length; i++) {
-            int l = shard.firstLayer() + i;
+        DecoderLayer[] layers = t.layers(l -> {
             Attention.Options options = new Attention.Options(t.attentionBiases(l), null, null, window);
-            layers[i] = DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+            return DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
                     new Attention(t.attention(l), t.localShape(), rope, options),
                     t.norm(l, ModelKeys.FFN_NORM), t.ffn(l, GatedFfn.Activation.SILU));
-        }
+        });
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 }

@@ -48,14 +48,12 @@ public final class Phi3Architecture implements Architecture {
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce, int contextLength) {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope rope = rope(t, file, contextLength);
-        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
-        for (int i = 0; i < layers.length; i++) {
-            int l = shard.firstLayer() + i;
+        DecoderLayer[] layers = t.layers(l -> {
             Attention.Options options = new Attention.Options(t.attentionBiases(l), null, null, 0);
-            layers[i] = DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+            return DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
                     new Attention(t.fusedAttention(l), t.localShape(), rope, options),
                     t.norm(l, ModelKeys.FFN_NORM), t.fusedFfn(l));
-        }
+        });
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 

@@ -37,13 +37,9 @@ public final class Qwen3Architecture implements Architecture {
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope rope = TransformerDecoder.standardRope(t);
-        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
-        for (int i = 0; i < layers.length; i++) {
-            int l = shard.firstLayer() + i;
-            layers[i] = DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
-                    new Attention(t.attention(l), t.localShape(), rope, qkNormed(t, l)),
-                    t.norm(l, ModelKeys.FFN_NORM), t.ffn(l, GatedFfn.Activation.SILU));
-        }
+        DecoderLayer[] layers = t.layers(l -> DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+                new Attention(t.attention(l), t.localShape(), rope, qkNormed(t, l)),
+                t.norm(l, ModelKeys.FFN_NORM), t.ffn(l, GatedFfn.Activation.SILU)));
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 

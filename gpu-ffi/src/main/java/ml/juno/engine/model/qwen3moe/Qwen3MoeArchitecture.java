@@ -50,13 +50,9 @@ public final class Qwen3MoeArchitecture implements Architecture {
         int expertFfn = md.getInt(key(arch, ModelKeys.EXPERT_FFN_LENGTH), config.dims().ffn());
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope rope = TransformerDecoder.standardRope(t);
-        DecoderLayer[] layers = new DecoderLayer[shard.layerCount()];
-        for (int i = 0; i < layers.length; i++) {
-            int l = shard.firstLayer() + i;
-            layers[i] = DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
-                    new Attention(t.attention(l), t.localShape(), rope, Qwen3Architecture.qkNormed(t, l)),
-                    t.norm(l, ModelKeys.FFN_NORM), t.moe(l, experts, used, expertFfn, true));
-        }
+        DecoderLayer[] layers = t.layers(l -> DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+                new Attention(t.attention(l), t.localShape(), rope, Qwen3Architecture.qkNormed(t, l)),
+                t.norm(l, ModelKeys.FFN_NORM), t.moe(l, experts, used, expertFfn, true)));
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 }

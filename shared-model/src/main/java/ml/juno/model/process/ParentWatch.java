@@ -1,4 +1,4 @@
-package ml.juno.coordinator.cluster;
+package ml.juno.model.process;
 
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
@@ -8,7 +8,10 @@ import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-/** With {@code juno.parent-pid} set ({@code juno cluster} sets it), the coordinator exits when that process is gone. */
+/**
+ * With {@code juno.parent-pid} set ({@code juno cluster} sets it), the process (a node or the coordinator: both apps
+ * index this jar's beans) exits when that process is gone.
+ */
 @ApplicationScoped
 public class ParentWatch {
 

@@ -1,0 +1,286 @@
+package ml.juno.coordinator.cluster;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import ml.juno.coordinator.engine.BackendInfo;
+import ml.juno.coordinator.scheduler.ScheduledRow;
+import ml.juno.coordinator.scheduler.StepPlan;
+import ml.juno.coordinator.scheduler.StepResult;
+import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.wire.ProtoMapping;
+import ml.juno.node.v1.LoadShardRequest;
+import ml.juno.node.v1.NodeStatus;
+import ml.juno.node.v1.ShardInfo;
+import ml.juno.node.v1.ShardState;
+import org.jboss.logging.Logger;
+
+/**
+ * The nodes of a cluster and their lives: one {@link NodeLink} per node, each loaded with its shard; deadlines on every
+ * call; a health thread that pings the nodes, reconnects a node that comes back and loads its shard again; and the
+ * failure policy of a step (a node that broke is marked down, the step's slots are released on the others, and steps
+ * fail fast while a node is down). It knows nothing of what a step computes: the pipeline and tensor-parallel
+ * executors do that, under {@link #run}.
+ *
+ * <p>Steps run on the generation loop's thread; the health thread takes the same lock, between steps.
+ */
+final class NodeCluster implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(NodeCluster.class);
+    private static final long HEALTH_PERIOD_MS = 500;
+    private static final long PING_EVERY_MS = 2000;
+
+    /** What an executor does with the nodes in one step. */
+    @FunctionalInterface
+    interface Step {
+        StepResult run(StepPlan plan) throws NodeFailure;
+    }
+
+    private final ClusterConfig config;
+    private final List<NodeLink> links = new ArrayList<>();
+    private final List<ShardAssignment> assignments;
+    private final LoadShardRequest base;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Thread health;
+    private volatile boolean closed;
+    private long lastPing;
+
+    /**
+     * @param base the load request every node gets, without its partition
+     */
+    NodeCluster(ClusterConfig config, List<ShardAssignment> assignments, LoadShardRequest base) {
+        this.config = config;
+        this.assignments = assignments;
+        this.base = base;
+        for (int i = 0; i < config.nodes().size(); i++) {
+            links.add(new NodeLink(config.nodes().get(i), i));
+        }
+        this.health = Thread.ofPlatform().name("juno-cluster-health").daemon().unstarted(this::healthLoop);
+    }
+
+    List<NodeLink> links() {
+        return links;
+    }
+
+    List<ShardAssignment> assignments() {
+        return assignments;
+    }
+
+    ClusterConfig config() {
+        return config;
+    }
+
+    /** Waits for every node (they may still be starting), loads every shard, then starts the health thread. */
+    void start() throws NodeFailure {
+        long deadline = System.nanoTime() + config.deadlines().connect().toNanos();
+        for (NodeLink link : links) {
+            while (true) {
+                try {
+                    link.status(config.deadlines().call());
+                    break;
+                } catch (NodeFailure e) {
+                    if (System.nanoTime() > deadline || closed) {
+                        throw new NodeFailure(link, e.getMessage() + " (waited " + config.deadlines().connect() + ")");
+                    }
+                    sleep(200);
+                }
+            }
+        }
+        for (NodeLink link : links) {
+            connect(link);
+        }
+        lastPing = System.nanoTime();
+        health.start();
+    }
+
+    /** Loads the node's shard (again) and opens its step stream. */
+    private void connect(NodeLink link) throws NodeFailure {
+        link.status(config.deadlines().call());
+        LoadShardRequest request = ProtoMapping.partition(base.toBuilder(), assignments.get(link.index)).build();
+        var info = link.load(request, config.deadlines().load());
+        link.openStream();
+        link.markUp();
+        LOG.infof("node %s serves %s (%d MB weights, %d MB KV, loaded in %d ms; backend %s)", link.address,
+                info.getWorldSize() > 1 ? "tensor slice " + info.getTensorRank() + "/" + info.getWorldSize()
+                        : "layers [" + info.getFirstLayer() + ", " + info.getEndLayer() + ")",
+                info.getWeightBytes() >> 20, info.getKvBytes() >> 20, info.getLoadMillis(), nodeBackend(info));
+    }
+
+    /**
+     * Runs {@code step} with the nodes to itself: fails fast while a node is down, and turns a node's failure into a
+     * failed step after applying the failure policy.
+     */
+    StepResult run(StepPlan plan, Step step) {
+        lock.lock();
+        try {
+            for (NodeLink l : links) {
+                if (!l.isUp()) {
+                    return new StepResult.Failure("cluster degraded: node " + l.address + " is down (" + l.downReason() + "); reconnecting");
+                }
+            }
+            try {
+                return step.run(plan);
+            } catch (NodeFailure e) {
+                return fail(plan, e);
+            } catch (RuntimeException e) {
+                return fail(plan, new NodeFailure(null, "step " + plan.stepId() + " failed: " + e, true));
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Marks a dead node down, resets the streams a failed step may have left mid-way, releases the slots. */
+    private StepResult fail(StepPlan plan, NodeFailure e) {
+        NodeLink bad = e.link();
+        if (bad != null && !e.nodeAlive()) {
+            bad.markDown(e.getMessage());
+            LOG.warnf("node %s is down: %s", bad.address, e.getMessage());
+        }
+        List<Integer> slots = new ArrayList<>();
+        for (ScheduledRow r : plan.rows()) {
+            slots.add(r.slot());
+        }
+        for (NodeLink l : links) {
+            if (!l.isUp()) {
+                continue;
+            }
+            if (config.parallelism() == Parallelism.TENSOR) {
+                l.openStream(); // a rank may wait for a sum that never comes: its old stream is cancelled
+            }
+            try {
+                l.release(slots, config.deadlines().call());
+            } catch (NodeFailure f) {
+                l.markDown(f.getMessage());
+            }
+        }
+        return new StepResult.Failure(e.getMessage());
+    }
+
+    private void healthLoop() {
+        while (!closed) {
+            sleep(HEALTH_PERIOD_MS);
+            lock.lock();
+            try {
+                if (!closed) {
+                    checkHealth();
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("cluster health check failed", e);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Reconnects nodes that are down; pings the others now and then and marks a node without its shard down. */
+    private void checkHealth() {
+        boolean ping = System.nanoTime() - lastPing > PING_EVERY_MS * 1_000_000L;
+        if (ping) {
+            lastPing = System.nanoTime();
+        }
+        for (NodeLink link : links) {
+            if (link.isUp()) {
+                if (!ping) {
+                    continue;
+                }
+                try {
+                    NodeStatus s = link.status(config.deadlines().call());
+                    if (s.getState() != ShardState.SHARD_STATE_READY) {
+                        link.markDown("lost its shard (" + s.getState() + ": " + s.getMessage() + ")");
+                        LOG.warnf("node %s %s", link.address, link.downReason());
+                    }
+                } catch (NodeFailure e) {
+                    link.markDown(e.getMessage());
+                    LOG.warnf("node %s is down: %s", link.address, e.getMessage());
+                }
+            } else {
+                try {
+                    connect(link);
+                    LOG.infof("node %s is back", link.address);
+                } catch (NodeFailure e) {
+                    link.markDown(e.getMessage());
+                }
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    boolean healthy() {
+        for (NodeLink l : links) {
+            if (!l.isUp()) {
+                return false;
+            }
+        }
+        return !closed;
+    }
+
+    /** Why the cluster cannot serve now, or "" when it can. */
+    String healthMessage() {
+        for (NodeLink l : links) {
+            if (!l.isUp()) {
+                return "node " + l.address + " is down: " + l.downReason();
+            }
+        }
+        return "";
+    }
+
+    /** Changes whenever a node went down: the KV memory it held may be gone. */
+    long kvEpoch() {
+        long e = 0;
+        for (NodeLink l : links) {
+            e += l.downs;
+        }
+        return e;
+    }
+
+    /** The nodes' backends as one (each distinct kind and isa once); unknown until a shard is loaded. */
+    BackendInfo backend() {
+        List<BackendInfo> parts = new ArrayList<>();
+        for (NodeLink l : links) {
+            ShardInfo s = l.shard;
+            if (s != null) {
+                parts.add(nodeBackend(s));
+            }
+        }
+        return BackendInfo.combine(parts);
+    }
+
+    /** What a node reported for its shard; a node that does not say (an older build) is unknown. */
+    static BackendInfo nodeBackend(ShardInfo s) {
+        return s.getBackend().isEmpty() ? BackendInfo.UNKNOWN
+                : new BackendInfo(s.getBackend(), s.getIsa().isEmpty() ? "unknown" : s.getIsa());
+    }
+
+    /** Traffic and time of every link, with the executor's own step, token and all-reduce counts. */
+    ClusterStats stats(long steps, long tokens, long reductions) {
+        long sent = 0;
+        long received = 0;
+        long hops = 0;
+        long hopNanos = 0;
+        long compute = 0;
+        for (NodeLink l : links) {
+            sent += l.bytesSent;
+            received += l.bytesReceived;
+            hops += l.hops;
+            hopNanos += l.hopNanos;
+            compute += l.computeNanos;
+        }
+        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        health.interrupt();
+        for (NodeLink l : links) {
+            l.close();
+        }
+    }
+}

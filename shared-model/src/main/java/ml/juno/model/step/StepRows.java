@@ -1,0 +1,75 @@
+package ml.juno.model.step;
+
+import java.util.Arrays;
+
+/**
+ * The rows of one forward step, in columns: row {@code i} computes token {@code tokenIds[i]} of the sequence in slot
+ * {@code slots[i]} at position {@code positions[i]}, and its logits are wanted when {@code needsLogits[i]}. A stage
+ * that does not embed (pipeline stages after the first) gets no token ids: its input is the previous stage's
+ * activations.
+ *
+ * @param slots       [rows] sequence slots
+ * @param positions   [rows] positions, each {@code >= 0}
+ * @param tokenIds    [rows] token ids, or empty
+ * @param needsLogits [rows] whether the row's logits (its sampled token) are wanted
+ */
+public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] needsLogits) {
+    private static final int[] NONE = new int[0];
+
+    public StepRows {
+        int n = slots.length;
+        if (n == 0 || positions.length != n || needsLogits.length != n) {
+            throw new IllegalArgumentException("slots, positions and needs_logits must have the same, non-zero length; got "
+                    + n + ", " + positions.length + " and " + needsLogits.length);
+        }
+        if (tokenIds.length != n && tokenIds.length != 0) {
+            throw new IllegalArgumentException(tokenIds.length + " token ids for " + n + " rows (one per row, or none)");
+        }
+        for (int i = 0; i < n; i++) {
+            if (slots[i] < 0 || positions[i] < 0) {
+                throw new IllegalArgumentException("row " + i + ": slot " + slots[i] + ", position " + positions[i]
+                        + " (both must be >= 0)");
+            }
+        }
+    }
+
+    public int count() {
+        return slots.length;
+    }
+
+    /** True when the rows carry token ids (the stage embeds them). */
+    public boolean hasTokens() {
+        return tokenIds.length != 0;
+    }
+
+    /** Rows whose logits are wanted. */
+    public int logitRows() {
+        int k = 0;
+        for (boolean b : needsLogits) {
+            k += b ? 1 : 0;
+        }
+        return k;
+    }
+
+    /** The same rows without token ids, for a stage that takes activations. */
+    public StepRows withoutTokens() {
+        return new StepRows(slots, positions, NONE, needsLogits);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StepRows r && Arrays.equals(r.slots, slots) && Arrays.equals(r.positions, positions)
+                && Arrays.equals(r.tokenIds, tokenIds) && Arrays.equals(r.needsLogits, needsLogits);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(slots) * 31 + Arrays.hashCode(positions);
+    }
+
+    @Override
+    public String toString() {
+        return "StepRows[slots=" + Arrays.toString(slots) + ", positions=" + Arrays.toString(positions) + ", tokens="
+                + Arrays.toString(tokenIds) + ", logits=" + Arrays.toString(needsLogits) + "]";
+    }
+}
