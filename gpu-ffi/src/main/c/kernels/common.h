@@ -117,8 +117,8 @@ AI __m256 load_bf16x8(const uint8_t *p) {
 
 /*
  * Software prefetch of the weights, this many bytes ahead of the block being read in each row of a tile: rows of a
- * worker's range are contiguous, so this streams the matrix well ahead of use. Measured on TinyLlama Q4_K_M tg64
- * (2 threads): none 16.2 tok/s, 512 B 20.5, 4 KiB 24.5, 16 KiB 26.7, 64 KiB 25.8. Prefetches never fault.
+ * worker's range are contiguous, so this streams the matrix well ahead of use (the distances measured are in
+ * docs/performance.md). Prefetches never fault.
  */
 #define PF_AHEAD 16384
 
