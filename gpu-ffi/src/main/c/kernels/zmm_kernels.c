@@ -18,7 +18,7 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
         __m512 dpair[ZP];
         __m512i scv[ZP];
         __m256i mdup[2 * ZP];
-        float dmin[2 * ZP];
+        float dmin[2 * ZP] = {0}; /* read only without corr; zeroed so the compiler can see it set */
         UNROLL for (int p = 0; p < np; p++) {
             const uint8_t *ba = w + 2 * p * stride + b * 144, *bb = ba + stride;
             prefetch_row(ba, 144);
