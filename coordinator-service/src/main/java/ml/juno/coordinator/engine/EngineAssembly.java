@@ -5,15 +5,15 @@ import ml.juno.coordinator.tokenizer.ChatTemplate;
 import ml.juno.coordinator.tokenizer.ChatTemplates;
 import ml.juno.coordinator.tokenizer.Tokenizer;
 import ml.juno.engine.gguf.GgufFile;
-import ml.juno.engine.kernel.Backends;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
+import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
 
 /**
  * Builds an {@link InferenceEngine}: opens the GGUF, reads the model's configuration, builds its tokenizer and chat
@@ -66,7 +66,7 @@ public final class EngineAssembly {
         try {
             Tokenizer tokenizer = Tokenizer.fromGguf(file);
             ChatTemplate template = ChatTemplates.forModel(file.metadata(), tokenizer);
-            ModelConfig mc = Architectures.forName(file.metadata().getString(ModelKeys.ARCHITECTURE)).config(file);
+            ModelConfig mc = Architectures.forName(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(file);
             int context = config.contextLength() > 0 ? config.contextLength()
                     : Math.min(mc.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
             int blocks = kvBlocks(config, context, mc);
@@ -122,7 +122,7 @@ public final class EngineAssembly {
             params += t.elementCount();
             bytes += t.byteSize();
         }
-        return new ModelInfo(file.metadata().getString(ModelKeys.ARCHITECTURE), context, mc.dims().vocab(), params, bytes,
+        return new ModelInfo(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE), context, mc.dims().vocab(), params, bytes,
                 config.modelPath());
     }
 

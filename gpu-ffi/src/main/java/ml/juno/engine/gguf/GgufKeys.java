@@ -82,6 +82,8 @@ public final class GgufKeys {
     public static final String ROPE_FREQ_BASE = "rope.freq_base";
     public static final String ROPE_FREQ_BASE_SWA = "rope.freq_base_swa";
     public static final String ROPE_SCALING_TYPE = "rope.scaling.type";
+    /** The older linear RoPE scale key some converters wrote ({@code <arch>.rope.scale_linear}). */
+    public static final String ROPE_SCALE_LINEAR = "rope.scale_linear";
     public static final String ROPE_SCALING_FACTOR = "rope.scaling.factor";
     public static final String ROPE_SCALING_ATTN_FACTOR = "rope.scaling.attn_factor";
     public static final String ROPE_SCALING_ORIG_CTX_LEN = "rope.scaling.original_context_length";

@@ -1,9 +1,10 @@
 package ml.juno.engine.model;
 
-import static ml.juno.engine.model.ModelKeys.key;
 
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufMetadata;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kernel.AttentionShape;
 
 /**
@@ -17,38 +18,38 @@ public final class DecoderConfigs {
 
     public static ModelConfig read(GgufFile file, boolean neox) {
         GgufMetadata md = file.metadata();
-        String arch = md.getString(ModelKeys.ARCHITECTURE);
-        int embedding = md.getInt(key(arch, ModelKeys.EMBEDDING_LENGTH));
-        int heads = md.getInt(key(arch, ModelKeys.HEAD_COUNT));
-        int kvHeads = md.getInt(key(arch, ModelKeys.HEAD_COUNT_KV), heads);
-        int headDim = md.getInt(key(arch, ModelKeys.KEY_LENGTH), embedding / heads);
-        int valueDim = md.getInt(key(arch, ModelKeys.VALUE_LENGTH), headDim);
+        String arch = md.getString(GgufKeys.GENERAL_ARCHITECTURE);
+        int embedding = md.getInt(GgufKeys.arch(arch, GgufKeys.EMBEDDING_LENGTH));
+        int heads = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT));
+        int kvHeads = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT_KV), heads);
+        int headDim = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_KEY_LENGTH), embedding / heads);
+        int valueDim = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_VALUE_LENGTH), headDim);
         if (valueDim != headDim) {
             throw new IllegalArgumentException(arch + ": key length " + headDim + " differs from value length " + valueDim
                     + ", which the engine does not support");
         }
-        int vocab = md.has(key(arch, ModelKeys.VOCAB_SIZE)) ? md.getInt(key(arch, ModelKeys.VOCAB_SIZE))
-                : md.has(ModelKeys.TOKENS) ? md.getStringArray(ModelKeys.TOKENS).size()
-                : (int) file.tensor(ModelKeys.TOKEN_EMBD).shape()[1];
-        int ffn = md.getInt(key(arch, ModelKeys.FEED_FORWARD_LENGTH), md.getInt(key(arch, ModelKeys.EXPERT_FFN_LENGTH), 0));
-        ModelDims dims = new ModelDims(md.getInt(key(arch, ModelKeys.BLOCK_COUNT)), embedding, ffn, vocab,
-                md.getInt(key(arch, ModelKeys.CONTEXT_LENGTH)));
+        int vocab = md.has(GgufKeys.arch(arch, GgufKeys.VOCAB_SIZE)) ? md.getInt(GgufKeys.arch(arch, GgufKeys.VOCAB_SIZE))
+                : md.has(GgufKeys.TOKENIZER_LIST) ? md.getStringArray(GgufKeys.TOKENIZER_LIST).size()
+                : (int) file.tensor(TensorNames.global(TensorNames.TOKEN_EMBD)).shape()[1];
+        int ffn = md.getInt(GgufKeys.arch(arch, GgufKeys.FEED_FORWARD_LENGTH), md.getInt(GgufKeys.arch(arch, GgufKeys.EXPERT_FEED_FORWARD_LENGTH), 0));
+        ModelDims dims = new ModelDims(md.getInt(GgufKeys.arch(arch, GgufKeys.BLOCK_COUNT)), embedding, ffn, vocab,
+                md.getInt(GgufKeys.arch(arch, GgufKeys.CONTEXT_LENGTH)));
         AttentionShape attention = new AttentionShape(heads, kvHeads, headDim, (float) (1.0 / Math.sqrt(headDim)));
         float scale = 1f;
-        String scaling = md.getString(key(arch, ModelKeys.ROPE_SCALING_TYPE), "none");
+        String scaling = md.getString(GgufKeys.arch(arch, GgufKeys.ROPE_SCALING_TYPE), "none");
         if (scaling.equals("linear")) {
-            float factor = md.getFloat(key(arch, ModelKeys.ROPE_SCALING_FACTOR), 1f);
+            float factor = md.getFloat(GgufKeys.arch(arch, GgufKeys.ROPE_SCALING_FACTOR), 1f);
             scale = factor > 0f ? 1f / factor : 1f;
-        } else if (md.has(key(arch, ModelKeys.ROPE_SCALE_LINEAR))) {
-            scale = 1f / md.getFloat(key(arch, ModelKeys.ROPE_SCALE_LINEAR));
-        } else if (scaling.equals("llama3") && file.findTensor(ModelKeys.ROPE_FREQS).isEmpty()) {
-            throw new IllegalArgumentException("rope scaling 'llama3' needs the " + ModelKeys.ROPE_FREQS + " tensor, which "
+        } else if (md.has(GgufKeys.arch(arch, GgufKeys.ROPE_SCALE_LINEAR))) {
+            scale = 1f / md.getFloat(GgufKeys.arch(arch, GgufKeys.ROPE_SCALE_LINEAR));
+        } else if (scaling.equals("llama3") && file.findTensor(TensorNames.global(TensorNames.ROPE_FREQS)).isEmpty()) {
+            throw new IllegalArgumentException("rope scaling 'llama3' needs the " + TensorNames.global(TensorNames.ROPE_FREQS) + " tensor, which "
                     + file.path().getFileName() + " lacks");
         } else if (!scaling.equals("none") && !scaling.equals("llama3") && !scaling.equals("longrope")) {
             throw new IllegalArgumentException("rope scaling '" + scaling + "' is not supported for " + arch);
         }
-        RopeConfig rope = new RopeConfig(md.getInt(key(arch, ModelKeys.ROPE_DIMENSION_COUNT), headDim),
-                md.getFloat(key(arch, ModelKeys.ROPE_FREQ_BASE), 10000f), scale, neox);
-        return new ModelConfig(arch, dims, attention, rope, md.getFloat(key(arch, ModelKeys.RMS_EPS), 1e-5f));
+        RopeConfig rope = new RopeConfig(md.getInt(GgufKeys.arch(arch, GgufKeys.ROPE_DIMENSION_COUNT), headDim),
+                md.getFloat(GgufKeys.arch(arch, GgufKeys.ROPE_FREQ_BASE), 10000f), scale, neox);
+        return new ModelConfig(arch, dims, attention, rope, md.getFloat(GgufKeys.arch(arch, GgufKeys.ATTENTION_LAYERNORM_RMS_EPS), 1e-5f));
     }
 }

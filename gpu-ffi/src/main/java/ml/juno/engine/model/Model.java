@@ -2,6 +2,7 @@ package ml.juno.engine.model;
 
 import java.util.Objects;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.block.AllReduce;
@@ -33,7 +34,7 @@ public final class Model implements AutoCloseable {
 
     /** The whole model, computed by the backend {@code backends} makes for {@code options.threads()} threads. */
     public static Model load(GgufFile file, EngineOptions options, Backend.Factory backends) {
-        String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
+        String arch = file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE);
         ModelConfig config = Architectures.forName(arch).config(file);
         return load(file, options, ShardSpec.whole(config.dims().layers()), backends);
     }
@@ -54,7 +55,7 @@ public final class Model implements AutoCloseable {
     public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend.Factory backends,
                              AllReduce allReduce) {
         Objects.requireNonNull(backends, "backends");
-        String arch = file.metadata().getString(ModelKeys.ARCHITECTURE);
+        String arch = file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE);
         Architecture a = Architectures.forName(arch);
         ModelConfig config = a.config(file);
         DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE,

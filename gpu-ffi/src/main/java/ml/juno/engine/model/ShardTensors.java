@@ -3,6 +3,7 @@ package ml.juno.engine.model;
 import java.util.Arrays;
 import java.util.function.IntFunction;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.model.block.AllReduce;
@@ -117,20 +118,20 @@ public final class ShardTensors {
         var a = config.attention();
         int dim = config.dims().embedding();
         return slice(new Attention.AttentionWeights(
-                tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_Q), dim, a.qDim()),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_K), dim, a.kvDim()),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_V), dim, a.kvDim()),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_OUTPUT), a.qDim(), dim)));
+                tensors.matrix(TensorNames.block(l, TensorNames.ATTN_Q), dim, a.qDim()),
+                tensors.matrix(TensorNames.block(l, TensorNames.ATTN_K), dim, a.kvDim()),
+                tensors.matrix(TensorNames.block(l, TensorNames.ATTN_V), dim, a.kvDim()),
+                tensors.matrix(TensorNames.block(l, TensorNames.ATTN_OUT), a.qDim(), dim)));
     }
 
     /** Q/K/V/O of layer {@code l} with Q, K and V fused in {@code attn_qkv} (rows: Q, then K, then V), sliced. */
     public Attention.AttentionWeights fusedAttention(int l) {
         var a = config.attention();
         int dim = config.dims().embedding();
-        WeightMatrix qkv = tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_QKV), dim, a.qDim() + 2 * a.kvDim());
+        WeightMatrix qkv = tensors.matrix(TensorNames.block(l, TensorNames.ATTN_QKV), dim, a.qDim() + 2 * a.kvDim());
         return slice(new Attention.AttentionWeights(qkv.rowSlice(0, a.qDim()), qkv.rowSlice(a.qDim(), a.kvDim()),
                 qkv.rowSlice(a.qDim() + a.kvDim(), a.kvDim()),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.ATTN_OUTPUT), a.qDim(), dim)));
+                tensors.matrix(TensorNames.block(l, TensorNames.ATTN_OUT), a.qDim(), dim)));
     }
 
     private Attention.AttentionWeights slice(Attention.AttentionWeights w) {
@@ -147,10 +148,10 @@ public final class ShardTensors {
     public Attention.Biases attentionBiases(int l) {
         var a = config.attention();
         int hd = local.headDim();
-        float[] q = tensors.optionalVector(ModelKeys.blockBias(l, ModelKeys.ATTN_Q), a.qDim()).orElse(null);
-        float[] k = tensors.optionalVector(ModelKeys.blockBias(l, ModelKeys.ATTN_K), a.kvDim()).orElse(null);
-        float[] v = tensors.optionalVector(ModelKeys.blockBias(l, ModelKeys.ATTN_V), a.kvDim()).orElse(null);
-        float[] o = tensors.optionalVector(ModelKeys.blockBias(l, ModelKeys.ATTN_OUTPUT), config.dims().embedding()).orElse(null);
+        float[] q = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_Q, TensorNames.BIAS), a.qDim()).orElse(null);
+        float[] k = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_K, TensorNames.BIAS), a.kvDim()).orElse(null);
+        float[] v = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_V, TensorNames.BIAS), a.kvDim()).orElse(null);
+        float[] o = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_OUT, TensorNames.BIAS), config.dims().embedding()).orElse(null);
         return new Attention.Biases(part(q, rank() * local.qDim(), local.qDim()), part(k, kvStart * hd, local.kvDim()),
                 part(v, kvStart * hd, local.kvDim()), rank() == 0 ? o : null);
     }
@@ -163,12 +164,12 @@ public final class ShardTensors {
 
     /** The RMSNorm {@code blk.l.<name>} over the embedding. */
     public RmsNorm norm(int l, String name) {
-        return new RmsNorm(tensors.vector(ModelKeys.block(l, name), config.dims().embedding()), config.normEps());
+        return new RmsNorm(tensors.vector(TensorNames.block(l, name), config.dims().embedding()), config.normEps());
     }
 
     /** The per-head RMSNorm {@code blk.l.<name>} (Q/K norm), {@code headDim} wide; {@code null} when absent. */
     public RmsNorm headNormOrNull(int l, String name) {
-        String n = ModelKeys.block(l, name);
+        String n = TensorNames.block(l, name);
         return tensors.has(n) ? new RmsNorm(tensors.vector(n, local.headDim()), config.normEps()) : null;
     }
 
@@ -178,18 +179,18 @@ public final class ShardTensors {
     public GatedFfn ffn(int l, GatedFfn.Activation activation) {
         int dim = config.dims().embedding();
         int ffn = config.dims().ffn();
-        return sliceFfn(tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_GATE), dim, ffn),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_UP), dim, ffn),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_DOWN), ffn, dim), activation);
+        return sliceFfn(tensors.matrix(TensorNames.block(l, TensorNames.FFN_GATE), dim, ffn),
+                tensors.matrix(TensorNames.block(l, TensorNames.FFN_UP), dim, ffn),
+                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), activation);
     }
 
     /** Gate and up fused in {@code ffn_up} (rows: gate, then up), SiLU, sliced. */
     public GatedFfn fusedFfn(int l) {
         int dim = config.dims().embedding();
         int ffn = config.dims().ffn();
-        WeightMatrix gateUp = tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_UP), dim, 2 * ffn);
+        WeightMatrix gateUp = tensors.matrix(TensorNames.block(l, TensorNames.FFN_UP), dim, 2 * ffn);
         return sliceFfn(gateUp.rowSlice(0, ffn), gateUp.rowSlice(ffn, ffn),
-                tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_DOWN), ffn, dim), GatedFfn.Activation.SILU);
+                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), GatedFfn.Activation.SILU);
     }
 
     private GatedFfn sliceFfn(WeightMatrix gate, WeightMatrix up, WeightMatrix down, GatedFfn.Activation activation) {
@@ -207,10 +208,10 @@ public final class ShardTensors {
      */
     public MoeFfn moe(int l, int experts, int used, int expertFfn, boolean normalize) {
         int dim = config.dims().embedding();
-        WeightMatrix router = tensors.matrix(ModelKeys.block(l, ModelKeys.FFN_GATE_INP), dim, experts);
-        WeightMatrix[] gate = tensors.experts(ModelKeys.block(l, ModelKeys.FFN_GATE_EXPS), dim, expertFfn, experts);
-        WeightMatrix[] up = tensors.experts(ModelKeys.block(l, ModelKeys.FFN_UP_EXPS), dim, expertFfn, experts);
-        WeightMatrix[] down = tensors.experts(ModelKeys.block(l, ModelKeys.FFN_DOWN_EXPS), expertFfn, dim, experts);
+        WeightMatrix router = tensors.matrix(TensorNames.block(l, TensorNames.FFN_GATE_INP), dim, experts);
+        WeightMatrix[] gate = tensors.experts(TensorNames.block(l, TensorNames.FFN_GATE_EXP), dim, expertFfn, experts);
+        WeightMatrix[] up = tensors.experts(TensorNames.block(l, TensorNames.FFN_UP_EXP), dim, expertFfn, experts);
+        WeightMatrix[] down = tensors.experts(TensorNames.block(l, TensorNames.FFN_DOWN_EXP), expertFfn, dim, experts);
         GatedFfn[] ffns = new GatedFfn[experts];
         for (int e = 0; e < experts; e++) {
             ffns[e] = sliceFfn(gate[e], up[e], down[e], GatedFfn.Activation.SILU);

@@ -1,5 +1,6 @@
 package ml.juno.engine.model;
 
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.WeightMatrix;
@@ -74,16 +75,16 @@ public final class TransformerDecoder implements DecoderModel {
             return Head.NONE;
         }
         ModelTensors m = t.tensors();
-        RmsNorm norm = new RmsNorm(m.vector(ModelKeys.OUTPUT_NORM, d.embedding()), t.config().normEps());
-        WeightMatrix output = m.optionalMatrix(ModelKeys.OUTPUT, d.embedding(), d.vocab())
-                .orElseGet(() -> m.matrix(ModelKeys.TOKEN_EMBD, d.embedding(), d.vocab()));
+        RmsNorm norm = new RmsNorm(m.vector(TensorNames.global(TensorNames.OUTPUT_NORM), d.embedding()), t.config().normEps());
+        WeightMatrix output = m.optionalMatrix(TensorNames.global(TensorNames.OUTPUT), d.embedding(), d.vocab())
+                .orElseGet(() -> m.matrix(TensorNames.global(TensorNames.TOKEN_EMBD), d.embedding(), d.vocab()));
         return new Head(norm, output, softcap);
     }
 
     /** The standard input of the first shard: {@code token_embd}, rows scaled by {@code scale}. */
     public static Input standardInput(ShardTensors t, float scale) {
         var d = t.config().dims();
-        WeightMatrix embd = t.tensors().matrix(ModelKeys.TOKEN_EMBD, d.embedding(), d.vocab());
+        WeightMatrix embd = t.tensors().matrix(TensorNames.global(TensorNames.TOKEN_EMBD), d.embedding(), d.vocab());
         return new Input(t.shard().embeds() ? embd : null, scale);
     }
 
@@ -91,7 +92,7 @@ public final class TransformerDecoder implements DecoderModel {
     public static Rope standardRope(ShardTensors t) {
         RopeConfig r = t.config().rope();
         ModelTensors m = t.tensors();
-        float[] factors = m.has(ModelKeys.ROPE_FREQS) ? m.vector(ModelKeys.ROPE_FREQS, r.dims() / 2) : null;
+        float[] factors = m.has(TensorNames.global(TensorNames.ROPE_FREQS)) ? m.vector(TensorNames.global(TensorNames.ROPE_FREQS), r.dims() / 2) : null;
         return new Rope(r.dims(), r.freqBase(), r.freqScale(), factors, r.neox());
     }
 

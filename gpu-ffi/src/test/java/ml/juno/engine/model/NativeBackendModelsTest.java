@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.CpuBackend;
@@ -126,7 +127,7 @@ class NativeBackendModelsTest {
     static double packedDifference(Path model, NativeKernels kernels) throws Exception {
         EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
-            int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
+            int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
             try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
                  Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, true));
                  InferenceSession a = java.newSession();
@@ -160,7 +161,7 @@ class NativeBackendModelsTest {
     static int compare(Path model, NativeKernels kernels, KvType kv) throws Exception {
         EngineOptions o = new EngineOptions(2, 64, kv, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
-            int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
+            int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
             try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
                  Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, false));
                  InferenceSession a = java.newSession();

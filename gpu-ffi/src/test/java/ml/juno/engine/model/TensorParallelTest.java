@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.block.LocalAllReduce;
@@ -70,7 +71,7 @@ class TensorParallelTest {
             try (Model m = Model.load(f, OPTIONS, Backends::select); InferenceSession s = m.newSession()) {
                 whole = run(s);
             }
-            int layers = Architectures.forName(f.metadata().getString(ModelKeys.ARCHITECTURE)).config(f).dims().layers();
+            int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
             LocalAllReduce reduce = new LocalAllReduce(parts);
             ExecutorService pool = Executors.newFixedThreadPool(parts);
             try {

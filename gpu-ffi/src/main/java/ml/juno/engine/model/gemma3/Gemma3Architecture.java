@@ -1,16 +1,16 @@
 package ml.juno.engine.model.gemma3;
 
-import static ml.juno.engine.model.ModelKeys.key;
 
 import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufMetadata;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.model.Architecture;
 import ml.juno.engine.model.DecoderConfigs;
 import ml.juno.engine.model.DecoderModel;
 import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
 import ml.juno.engine.model.RopeConfig;
 import ml.juno.engine.model.ShardSpec;
 import ml.juno.engine.model.ShardTensors;
@@ -54,22 +54,22 @@ public final class Gemma3Architecture implements Architecture {
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
         GgufMetadata md = file.metadata();
         String arch = config.architecture();
-        int window = md.getInt(key(arch, ModelKeys.SLIDING_WINDOW), 0);
-        int pattern = md.getInt(key(arch, ModelKeys.SLIDING_WINDOW_PATTERN), DEFAULT_PATTERN);
+        int window = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_SLIDING_WINDOW), 0);
+        int pattern = md.getInt(GgufKeys.arch(arch, GgufKeys.ATTENTION_SLIDING_WINDOW_PATTERN), DEFAULT_PATTERN);
         RopeConfig r = config.rope();
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope global = TransformerDecoder.standardRope(t);
-        Rope local = new Rope(r.dims(), md.getFloat(key(arch, ModelKeys.ROPE_FREQ_BASE_SWA), DEFAULT_LOCAL_BASE), 1f, null, true);
+        Rope local = new Rope(r.dims(), md.getFloat(GgufKeys.arch(arch, GgufKeys.ROPE_FREQ_BASE_SWA), DEFAULT_LOCAL_BASE), 1f, null, true);
         DecoderLayer[] layers = t.layers(l -> {
             boolean isLocal = window > 0 && (pattern == 0 || l % pattern < pattern - 1);
-            Attention.Options options = new Attention.Options(t.attentionBiases(l), t.headNormOrNull(l, ModelKeys.ATTN_Q_NORM),
-                    t.headNormOrNull(l, ModelKeys.ATTN_K_NORM), isLocal ? window : 0);
-            return new DecoderLayer(t.norm(l, ModelKeys.ATTN_NORM),
+            Attention.Options options = new Attention.Options(t.attentionBiases(l), t.headNormOrNull(l, TensorNames.ATTN_Q_NORM),
+                    t.headNormOrNull(l, TensorNames.ATTN_K_NORM), isLocal ? window : 0);
+            return new DecoderLayer(t.norm(l, TensorNames.ATTN_NORM),
                     new Attention(t.attention(l), t.localShape(), isLocal ? local : global, options),
-                    t.norm(l, ModelKeys.ATTN_POST_NORM), t.norm(l, ModelKeys.FFN_NORM),
-                    t.ffn(l, GatedFfn.Activation.GELU), t.norm(l, ModelKeys.FFN_POST_NORM));
+                    t.norm(l, TensorNames.ATTN_POST_NORM), t.norm(l, TensorNames.FFN_NORM),
+                    t.ffn(l, GatedFfn.Activation.GELU), t.norm(l, TensorNames.FFN_POST_NORM));
         });
-        float softcap = window > 0 ? 0f : md.getFloat(key(arch, ModelKeys.FINAL_LOGIT_SOFTCAPPING), 0f);
+        float softcap = window > 0 ? 0f : md.getFloat(GgufKeys.arch(arch, GgufKeys.FINAL_LOGIT_SOFTCAPPING), 0f);
         float embedScale = (float) Math.sqrt(config.dims().embedding());
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, embedScale), layers,
                 TransformerDecoder.standardHead(t, softcap));

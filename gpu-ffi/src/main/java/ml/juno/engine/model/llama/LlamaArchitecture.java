@@ -1,14 +1,14 @@
 package ml.juno.engine.model.llama;
 
-import static ml.juno.engine.model.ModelKeys.key;
 
 import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.model.Architecture;
 import ml.juno.engine.model.DecoderConfigs;
 import ml.juno.engine.model.DecoderModel;
 import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
 import ml.juno.engine.model.ShardSpec;
 import ml.juno.engine.model.ShardTensors;
 import ml.juno.engine.model.TransformerDecoder;
@@ -38,13 +38,13 @@ public final class LlamaArchitecture implements Architecture {
     @Override
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
-        int window = file.metadata().getInt(key(config.architecture(), ModelKeys.SLIDING_WINDOW), 0);
+        int window = file.metadata().getInt(GgufKeys.arch(config.architecture(), GgufKeys.ATTENTION_SLIDING_WINDOW), 0);
         Rope rope = TransformerDecoder.standardRope(t);
         DecoderLayer[] layers = t.layers(l -> {
             Attention.Options options = new Attention.Options(t.attentionBiases(l), null, null, window);
-            return DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+            return DecoderLayer.preNorm(t.norm(l, TensorNames.ATTN_NORM),
                     new Attention(t.attention(l), t.localShape(), rope, options),
-                    t.norm(l, ModelKeys.FFN_NORM), t.ffn(l, GatedFfn.Activation.SILU));
+                    t.norm(l, TensorNames.FFN_NORM), t.ffn(l, GatedFfn.Activation.SILU));
         });
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }

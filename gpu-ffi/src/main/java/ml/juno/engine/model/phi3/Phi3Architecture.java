@@ -1,14 +1,14 @@
 package ml.juno.engine.model.phi3;
 
-import static ml.juno.engine.model.ModelKeys.key;
 
 import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.model.Architecture;
 import ml.juno.engine.model.DecoderConfigs;
 import ml.juno.engine.model.DecoderModel;
 import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
 import ml.juno.engine.model.ModelTensors;
 import ml.juno.engine.model.RopeConfig;
 import ml.juno.engine.model.ShardSpec;
@@ -50,9 +50,9 @@ public final class Phi3Architecture implements Architecture {
         Rope rope = rope(t, file, contextLength);
         DecoderLayer[] layers = t.layers(l -> {
             Attention.Options options = new Attention.Options(t.attentionBiases(l), null, null, 0);
-            return DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+            return DecoderLayer.preNorm(t.norm(l, TensorNames.ATTN_NORM),
                     new Attention(t.fusedAttention(l), t.localShape(), rope, options),
-                    t.norm(l, ModelKeys.FFN_NORM), t.fusedFfn(l));
+                    t.norm(l, TensorNames.FFN_NORM), t.fusedFfn(l));
         });
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
@@ -60,18 +60,18 @@ public final class Phi3Architecture implements Architecture {
     /** Whether a context of {@code contextLength} positions per sequence runs on the long LongRoPE factors. */
     static boolean longFactors(GgufFile file, ModelConfig config, int contextLength) {
         String arch = config.architecture();
-        int original = file.metadata().getInt(key(arch, ModelKeys.ROPE_SCALING_ORIG_CTX_LEN), config.dims().contextLength());
+        int original = file.metadata().getInt(GgufKeys.arch(arch, GgufKeys.ROPE_SCALING_ORIG_CTX_LEN), config.dims().contextLength());
         return contextLength > original;
     }
 
     private static Rope rope(ShardTensors t, GgufFile file, int contextLength) {
         RopeConfig r = t.config().rope();
         ModelTensors m = t.tensors();
-        String pick = longFactors(file, t.config(), contextLength) && m.has(ModelKeys.ROPE_FACTORS_LONG)
-                ? ModelKeys.ROPE_FACTORS_LONG : ModelKeys.ROPE_FACTORS_SHORT;
-        float[] factors = m.has(ModelKeys.ROPE_FREQS) ? m.vector(ModelKeys.ROPE_FREQS, r.dims() / 2)
+        String pick = longFactors(file, t.config(), contextLength) && m.has(TensorNames.global(TensorNames.ROPE_FACTORS_LONG))
+                ? TensorNames.global(TensorNames.ROPE_FACTORS_LONG) : TensorNames.global(TensorNames.ROPE_FACTORS_SHORT);
+        float[] factors = m.has(TensorNames.global(TensorNames.ROPE_FREQS)) ? m.vector(TensorNames.global(TensorNames.ROPE_FREQS), r.dims() / 2)
                 : m.optionalVector(pick, r.dims() / 2).orElse(null);
-        float attnFactor = file.metadata().getFloat(key(t.config().architecture(), ModelKeys.ROPE_SCALING_ATTN_FACTOR), 1f);
+        float attnFactor = file.metadata().getFloat(GgufKeys.arch(t.config().architecture(), GgufKeys.ROPE_SCALING_ATTN_FACTOR), 1f);
         return new Rope(r.dims(), r.freqBase(), r.freqScale(), factors, true, attnFactor);
     }
 }

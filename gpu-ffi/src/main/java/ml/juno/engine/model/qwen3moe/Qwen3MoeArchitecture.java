@@ -1,15 +1,15 @@
 package ml.juno.engine.model.qwen3moe;
 
-import static ml.juno.engine.model.ModelKeys.key;
 
 import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufMetadata;
+import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.model.Architecture;
 import ml.juno.engine.model.DecoderConfigs;
 import ml.juno.engine.model.DecoderModel;
 import ml.juno.engine.model.ModelConfig;
-import ml.juno.engine.model.ModelKeys;
 import ml.juno.engine.model.ShardSpec;
 import ml.juno.engine.model.ShardTensors;
 import ml.juno.engine.model.TransformerDecoder;
@@ -41,18 +41,18 @@ public final class Qwen3MoeArchitecture implements Architecture {
     public DecoderModel load(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
         GgufMetadata md = file.metadata();
         String arch = config.architecture();
-        int experts = md.getInt(key(arch, ModelKeys.EXPERT_COUNT), 0);
-        int used = md.getInt(key(arch, ModelKeys.EXPERT_USED_COUNT), 0);
+        int experts = md.getInt(GgufKeys.arch(arch, GgufKeys.EXPERT_COUNT), 0);
+        int used = md.getInt(GgufKeys.arch(arch, GgufKeys.EXPERT_USED_COUNT), 0);
         if (experts <= 0 || used <= 0 || used > experts) {
-            throw new IllegalArgumentException(arch + ": needs " + key(arch, ModelKeys.EXPERT_COUNT) + " and "
-                    + key(arch, ModelKeys.EXPERT_USED_COUNT) + " (got " + used + " of " + experts + ")");
+            throw new IllegalArgumentException(arch + ": needs " + GgufKeys.arch(arch, GgufKeys.EXPERT_COUNT) + " and "
+                    + GgufKeys.arch(arch, GgufKeys.EXPERT_USED_COUNT) + " (got " + used + " of " + experts + ")");
         }
-        int expertFfn = md.getInt(key(arch, ModelKeys.EXPERT_FFN_LENGTH), config.dims().ffn());
+        int expertFfn = md.getInt(GgufKeys.arch(arch, GgufKeys.EXPERT_FEED_FORWARD_LENGTH), config.dims().ffn());
         ShardTensors t = new ShardTensors(file, config, shard, allReduce);
         Rope rope = TransformerDecoder.standardRope(t);
-        DecoderLayer[] layers = t.layers(l -> DecoderLayer.preNorm(t.norm(l, ModelKeys.ATTN_NORM),
+        DecoderLayer[] layers = t.layers(l -> DecoderLayer.preNorm(t.norm(l, TensorNames.ATTN_NORM),
                 new Attention(t.attention(l), t.localShape(), rope, Qwen3Architecture.qkNormed(t, l)),
-                t.norm(l, ModelKeys.FFN_NORM), t.moe(l, experts, used, expertFfn, true)));
+                t.norm(l, TensorNames.FFN_NORM), t.moe(l, experts, used, expertFfn, true)));
         return new TransformerDecoder(t, TransformerDecoder.standardInput(t, 1f), layers, TransformerDecoder.standardHead(t, 0f));
     }
 }
