@@ -125,29 +125,15 @@ class NativeBackendModelsTest {
 
     /** The largest difference between the Java backend's prompt logits and the native backend's with packed weights. */
     static double packedDifference(Path model, NativeKernels kernels) throws Exception {
-        EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
-        try (GgufFile f = GgufFile.open(model)) {
-            int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
-            try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
-                 Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, true));
-                 InferenceSession a = java.newSession();
-                 InferenceSession b = nat.newSession()) {
-                int vocab = java.config().dims().vocab();
-                int[] prompt = new int[13];
-                for (int i = 0; i < prompt.length; i++) {
-                    prompt[i] = 1 + (i * 7919) % (vocab - 1);
-                }
-                ForwardBatch batch = new ForwardBatch(32);
-                batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
-                float[] la = a.forward(batch).copyRow(0);
-                float[] lb = b.forward(batch).copyRow(0);
-                double worst = 0;
-                for (int i = 0; i < la.length; i++) {
-                    worst = Math.max(worst, Math.abs(la[i] - lb[i]));
-                }
-                return worst;
+        return onBoth(model, kernels, KvType.F32, true, (a, b, batch, pos) -> {
+            float[] la = a.forward(batch).copyRow(0);
+            float[] lb = b.forward(batch).copyRow(0);
+            double worst = 0;
+            for (int i = 0; i < la.length; i++) {
+                worst = Math.max(worst, Math.abs(la[i] - lb[i]));
             }
-        }
+            return worst;
+        });
     }
 
     /**
@@ -159,11 +145,41 @@ class NativeBackendModelsTest {
     }
 
     static int compare(Path model, NativeKernels kernels, KvType kv) throws Exception {
+        return onBoth(model, kernels, kv, false, (a, b, batch, pos) -> {
+            int compared = 0;
+            for (int step = 0; step < 5; step++) {
+                float[] la = a.forward(batch).copyRow(0);
+                float[] lb = b.forward(batch).copyRow(0);
+                int best = 0;
+                for (int i = 0; i < la.length; i++) {
+                    if (Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i])) {
+                        throw new AssertionError(model.getFileName() + " " + kv + " KV, step " + step + " logit " + i + ": java " + la[i]
+                                + ", native " + lb[i]);
+                    }
+                    if (la[i] > la[best]) {
+                        best = i;
+                    }
+                }
+                compared += la.length;
+                batch.clear();
+                batch.add(0, pos++, best, true);
+            }
+            return compared;
+        });
+    }
+
+    /** What runs on a Java and a native session of one model, the batch holding a 13-token prompt at positions 0..12. */
+    interface OnBoth<T> {
+        T run(InferenceSession java, InferenceSession nat, ForwardBatch batch, int nextPosition) throws Exception;
+    }
+
+    /** The model on the Java backend and on the native one ({@code repack}: packed weights), the same prompt queued. */
+    static <T> T onBoth(Path model, NativeKernels kernels, KvType kv, boolean repack, OnBoth<T> body) throws Exception {
         EngineOptions o = new EngineOptions(2, 64, kv, 32, 1);
         try (GgufFile f = GgufFile.open(model)) {
             int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
             try (Model java = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, null));
-                 Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, false));
+                 Model nat = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, kernels, repack));
                  InferenceSession a = java.newSession();
                  InferenceSession b = nat.newSession()) {
                 int vocab = java.config().dims().vocab();
@@ -173,26 +189,7 @@ class NativeBackendModelsTest {
                 }
                 ForwardBatch batch = new ForwardBatch(32);
                 batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
-                int compared = 0;
-                int pos = prompt.length;
-                for (int step = 0; step < 5; step++) {
-                    float[] la = a.forward(batch).copyRow(0);
-                    float[] lb = b.forward(batch).copyRow(0);
-                    int best = 0;
-                    for (int i = 0; i < la.length; i++) {
-                        if (Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i])) {
-                            throw new AssertionError(model.getFileName() + " " + kv + " KV, step " + step + " logit " + i + ": java " + la[i]
-                                    + ", native " + lb[i]);
-                        }
-                        if (la[i] > la[best]) {
-                            best = i;
-                        }
-                    }
-                    compared += la.length;
-                    batch.clear();
-                    batch.add(0, pos++, best, true);
-                }
-                return compared;
+                return body.run(a, b, batch, prompt.length);
             }
         }
     }
