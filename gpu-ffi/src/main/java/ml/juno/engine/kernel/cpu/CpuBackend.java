@@ -325,7 +325,11 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
-        // scalar: a small share of a step, and the pairs' strides differ between the normal and NeoX layouts
+        ropeScalar(x, shape, batch, cos, sin);
+    }
+
+    /** {@link #rope} in scalar code: a small share of a step, and the pairs' strides differ between the layouts. */
+    static void ropeScalar(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
         int half = shape.ropeDims() / 2;
         int width = shape.heads() * shape.headDim();
         for (int b = 0; b < batch; b++) {

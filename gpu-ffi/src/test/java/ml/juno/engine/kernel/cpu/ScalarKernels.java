@@ -117,24 +117,9 @@ public final class ScalarKernels {
         }
     }
 
+    /** RoPE has no vector version to check: the backend's own scalar code is the reference. */
     public static void rope(float[] x, RopeShape shape, int batch, float[] cos, float[] sin) {
-        int half = shape.ropeDims() / 2;
-        int width = shape.heads() * shape.headDim();
-        for (int b = 0; b < batch; b++) {
-            for (int h = 0; h < shape.heads(); h++) {
-                int base = b * width + h * shape.headDim();
-                for (int i = 0; i < half; i++) {
-                    int i0 = shape.neox() ? base + i : base + 2 * i;
-                    int i1 = shape.neox() ? base + i + half : base + 2 * i + 1;
-                    float c = cos[b * half + i];
-                    float s = sin[b * half + i];
-                    float x0 = x[i0];
-                    float x1 = x[i1];
-                    x[i0] = x0 * c - x1 * s;
-                    x[i1] = x0 * s + x1 * c;
-                }
-            }
-        }
+        CpuBackend.ropeScalar(x, shape, batch, cos, sin);
     }
 
     public static void attention(KvCache cache, int layer, AttentionShape shape, BatchRows rows, float[] q, float[] out,
