@@ -29,15 +29,30 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
      * @param activations   the layout its activations are quantized into ({@code ACT_*})
      * @param javaFasterFrom activation rows from which the Java kernels beat the 256-bit variants (AVX2, AVX-VNNI)
      *                      for this type, measured with NativeSpeedReport; results are bit-identical either way
+     * @param packing       the rearranged form the native kernels take its weights in, if any
      */
-    record Native(int id, NativeActivations activations, int javaFasterFrom) {
+    record Native(int id, NativeActivations activations, int javaFasterFrom, Packing packing) {
         Native {
             Objects.requireNonNull(activations, "activations");
+            Objects.requireNonNull(packing, "packing");
         }
 
         Native(GgmlType type, NativeActivations activations) {
-            this(type.id, activations, Integer.MAX_VALUE);
+            this(type.id, activations, Integer.MAX_VALUE, Packing.NONE);
         }
+    }
+
+    /**
+     * The packed weight forms of the native kernels ({@code NativeKernels.repack}): groups of 16 rows whose blocks'
+     * integer dots are summed whole before one float multiply-add per block, within rounding of the Java kernels.
+     */
+    enum Packing {
+        /** The weights as stored. */
+        NONE,
+        /** One row per vector lane ({@code kernels/q4_0_x16.c}), every variant. */
+        LANES,
+        /** AMX tiles ({@code juno_amx.c}), where the CPU and the OS allow them; the activations in groups of 16 rows. */
+        AMX_TILES
     }
 
     /** How the native kernels lay out quantized activations: the {@code ACT_*} kinds of {@code juno_cpu.c}. */
@@ -80,7 +95,8 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.F32, ActivationFormat.F32, new FloatKernel.F32(), 0, NativeActivations.FLOATS);
         add(GgmlType.F16, ActivationFormat.F16, new FloatKernel.F16(), 0, NativeActivations.HALVES);
         add(GgmlType.BF16, ActivationFormat.BF16, new FloatKernel.BF16(), 0, NativeActivations.HALVES);
-        add(GgmlType.Q4_0, ActivationFormat.Q8_0, new Q4_0Kernel(), 8, xq8);
+        TABLE.put(GgmlType.Q4_0, new CpuTypeTraits(GgmlType.Q4_0, ActivationFormat.Q8_0, new Q4_0Kernel(), 8,
+                new Native(GgmlType.Q4_0.id, xq8, Integer.MAX_VALUE, Packing.LANES)));
         add(GgmlType.Q4_1, ActivationFormat.Q8_1, new Q4_1Kernel(), 0, xq8);
         add(GgmlType.Q5_0, ActivationFormat.Q8_0, new Q5_0Kernel(), 0, xq8);
         add(GgmlType.Q5_1, ActivationFormat.Q8_1, new Q5_1Kernel(), 0, xq8);
@@ -88,8 +104,9 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.Q2_K, ActivationFormat.Q8_K, new Q2_KKernel(), 4, xqk);
         // the 256-bit variants' Q3_K tile is slower than Java's from 32 rows (docs/performance.md)
         TABLE.put(GgmlType.Q3_K, new CpuTypeTraits(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3,
-                new Native(GgmlType.Q3_K.id, xqk, 32)));
-        add(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4, NativeActivations.XQK_SUMS);
+                new Native(GgmlType.Q3_K.id, xqk, 32, Packing.NONE)));
+        TABLE.put(GgmlType.Q4_K, new CpuTypeTraits(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4,
+                new Native(GgmlType.Q4_K.id, NativeActivations.XQK_SUMS, Integer.MAX_VALUE, Packing.AMX_TILES)));
         add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS);
         add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
     }

@@ -19,6 +19,7 @@ import java.util.HexFormat;
 import java.util.Locale;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kernel.cpu.CpuTypeTraits.NativeActivations;
+import ml.juno.engine.kernel.cpu.CpuTypeTraits.Packing;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
@@ -66,9 +67,8 @@ public final class NativeKernels {
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
     private static final int PACKED = 256;
-    /** Rows per group of packed Q4_0, and bytes per group and block of 32 columns ({@code kernels/q4_0_x16.c}). */
+    /** Rows per group of packed weights ({@code kernels/q4_0_x16.c}, {@code juno_amx.c}). */
     static final int PACK_ROWS = 16;
-    private static final int PACK_BLOCK_BYTES = 288;
 
     private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul, MethodHandle attnScores,
                           MethodHandle attnValues, MethodHandle repack, MethodHandle[] amx) {
@@ -219,6 +219,10 @@ public final class NativeKernels {
         };
     }
 
+    private static Packing packing(GgmlType type) {
+        return CpuTypeTraits.of(type).nativeKernel().packing();
+    }
+
     /** Whether Q4_K products run on AMX tiles (after {@link #repack}). */
     public boolean amx() {
         return amxMatmul != null;
@@ -329,8 +333,8 @@ public final class NativeKernels {
      * on AMX takes its activations in groups of 16 rows.
      */
     public long activationBytes(GgmlType type, boolean packed, int rows, int cols) {
-        if (packed && type == GgmlType.Q4_K) {
-            return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / 256) * AMX_ACTIVATION_BYTES;
+        if (packed && packing(type) == Packing.AMX_TILES) {
+            return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / type.blockSize) * AMX_ACTIVATION_BYTES;
         }
         return activationBytes(type, rows, cols);
     }
@@ -349,7 +353,7 @@ public final class NativeKernels {
             throw new IllegalArgumentException("bad activations: " + type + ", " + rows + " rows of " + cols + " in "
                     + x.byteSize() / Float.BYTES + " floats");
         }
-        boolean tiles = packed && type == GgmlType.Q4_K;
+        boolean tiles = packed && packing(type) == Packing.AMX_TILES;
         if (tiles && !amx()) {
             throw new IllegalArgumentException("no packed Q4_K without AMX");
         }
@@ -441,10 +445,11 @@ public final class NativeKernels {
             return -1;
         }
         long groups = (w.rows() + PACK_ROWS - 1L) / PACK_ROWS;
-        return switch (w.type()) {
-            case Q4_0 -> groups * (w.cols() / 32) * PACK_BLOCK_BYTES;
-            case Q4_K -> amx() ? groups * (w.cols() / 256) * AMX_WEIGHT_BYTES : -1;
-            default -> -1;
+        long blocks = w.cols() / w.type().blockSize;
+        return switch (packing(w.type())) {
+            case LANES -> groups * blocks * PACK_ROWS * w.type().typeSize;
+            case AMX_TILES -> amx() ? groups * blocks * AMX_WEIGHT_BYTES : -1;
+            case NONE -> -1;
         };
     }
 
@@ -461,7 +466,7 @@ public final class NativeKernels {
         MemorySegment dst = arena.allocate(bytes, 64);
         int rc;
         try {
-            rc = w.type() == GgmlType.Q4_K ? (int) amxRepack.invokeExact(data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst)
+            rc = packing(w.type()) == Packing.AMX_TILES ? (int) amxRepack.invokeExact(data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst)
                     : (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
         } catch (Throwable t) {
             throw new IllegalStateException("native repack failed", t);
@@ -519,7 +524,7 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = packed != null && type == GgmlType.Q4_K
+            rc = packed != null && packing(type) == Packing.AMX_TILES
                     ? (int) amxMatmul.invokeExact(data, (long) cols, xq, (long) batch, out, (long) rows, (long) r0, (long) r1)
                     : (int) matmul.invokeExact(id, data, w.rowStride(), (long) cols, xq, (long) batch,
                             out, (long) rows, (long) r0, (long) r1);
