@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.Callable;
+import ml.juno.engine.EngineInfo;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,6 +41,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -52,6 +56,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--log-dir", defaultValue = "juno-logs", description = "Directory for node-N.log and coordinator.log (default: ${DEFAULT-VALUE}).")
     Path logDir;
 
+    /** Set for the top-level command ({@code ./juno [cluster options]}): print the banner naming the served model. */
+    boolean banner;
+
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
 
@@ -63,10 +70,18 @@ final class ClusterCommand implements Callable<Integer> {
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
         }
+        Map<String, String> generationProps = generation.properties(); // bad flags first, before the model and the apps
         JunoHome home = JunoHome.detect();
+        Path modelPath = model.resolve().toAbsolutePath();
+        if (banner) {
+            PrintWriter top = spec.commandLine().getOut();
+            top.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
+            top.println("Serving " + home.display(modelPath) + " on http://localhost:" + apiPort + "/ from " + nodes
+                    + " local node processes (" + cluster.parallelism + "; OpenAI API under /v1; 'juno --help' lists every command)");
+            top.flush();
+        }
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
-        Path modelPath = model.resolve().toAbsolutePath();
         Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
         Files.createDirectories(logDir);
         StringJoiner addresses = new StringJoiner(",");
@@ -80,6 +95,7 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("quarkus.http.port", Integer.toString(apiPort));
         coordProps.put("quarkus.http.host", host);
         coordProps.putAll(cluster.properties(addresses.toString()));
+        coordProps.putAll(generationProps);
         coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
         for (int i = 0; i < nodes; i++) {
@@ -90,7 +106,7 @@ final class ClusterCommand implements Callable<Integer> {
         }
         Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"));
         PrintWriter out = spec.commandLine().getOut();
-        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder + ") at "
+        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder() + ") at "
                 + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
         out.flush();
         try {

@@ -22,6 +22,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster = new ClusterOptions();
 
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
     @Option(names = "--nodes", required = true, paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order.")
     String nodes;
 
@@ -60,6 +63,7 @@ final class CoordinatorCommand implements Callable<Integer> {
             props.put("juno.max-sequences", maxSequences.toString());
         }
         props.putAll(cluster.properties(nodes));
+        props.putAll(generation.properties());
         return props;
     }
 }

@@ -41,8 +41,15 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Option(names = "--dtype", paramLabel = "DTYPE",
+            description = "Accepted for the old command line: activations on the wire between nodes (FLOAT16, INT8, FLOAT32); one process has no wire, so it changes nothing here.")
+    String dtype;
+
     @Mixin
     JfrOptions jfr = new JfrOptions();
+
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
 
     @Override
     public Integer call() {
@@ -62,6 +69,14 @@ final class LocalCommand implements Callable<Integer> {
 
     /** The system properties the coordinator app is started with. */
     Map<String, String> properties() {
+        if (dtype != null) {
+            try {
+                ml.juno.model.wire.ActivationDtype.parse(dtype);
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage());
+            }
+        }
+        Map<String, String> generationProps = generation.properties();
         Path modelPath = model.resolve();
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
@@ -76,6 +91,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
+        props.putAll(generationProps);
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -34,10 +34,10 @@ public class GenerationService {
         this.metrics = metrics;
     }
 
-    /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
+    /** The served model if {@code model} names it or is null (omitted: the old API's habit); 404 otherwise, 503 while none is ready. */
     public ServedModel model(String model) {
         ServedModel served = engines.require();
-        if (!served.id().equals(model)) {
+        if (model != null && !served.id().equals(model)) { // no model named: the one this server serves
             throw new UnknownModelException(model);
         }
         return served;
