@@ -33,10 +33,12 @@ import picocli.CommandLine.Spec;
                 MetricsCommand.class,
                 CommandLine.HelpCommand.class,
         },
-        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno cluster' (3 local",
-                "node processes, pipeline): API and web console on http://localhost:8080/. Options without a command are",
-                "'juno cluster' options, as in the old command line: juno --model-path M --pType tensor --dtype INT8.",
-                "Run 'juno COMMAND --help' for a command's options."})
+        footer = {"",
+                "With no command, juno serves the bundled model (models/stories260K.gguf) as%n"
+                + "'juno cluster' does: 3 local node processes, pipeline; API and web console on%n"
+                + "http://localhost:8080/. Options without a command are 'juno cluster' options,%n"
+                + "as in the old command line: juno --model-path M --pType tensor --dtype INT8.%n"
+                + "Run 'juno COMMAND --help' for a command's options."})
 public final class Juno implements Callable<Integer> {
 
     @Spec

@@ -21,8 +21,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code juno metrics}: sums up JFR recordings of a run (one per JVM) into throughput and latency figures. */
 @Command(name = "metrics", mixinStandardHelpOptions = true,
-        description = {"Summarise JFR recordings (from 'juno local --jfr DURATION'): tokens/s, time to first token,",
-                "p50/p95/p99 step latency, forward passes per shard, prefix-cache hits. Several files are one run."})
+        description = {"Summarise JFR recordings (from --jfr DURATION): tokens/s, time to first token, step latency.",
+                "Also p50/p95/p99 step latency, forward passes per shard and prefix-cache hits. Several files are one run."})
 final class MetricsCommand implements Callable<Integer> {
 
     @Spec

@@ -106,4 +106,22 @@ class JunoCliTest {
             }
         }
     }
+
+    @Test
+    void help_hasNoCutOffOrOverlongLines_inAnyCommand() {
+        List<String> commands = new java.util.ArrayList<>(List.of(""));
+        commands.addAll(new picocli.CommandLine(new Juno()).getSubcommands().keySet());
+        for (String cmd : commands) {
+            Run r = cmd.isEmpty() ? run("--help") : run(cmd, "--help");
+            for (String line : (r.out() + r.err()).lines().toList()) {
+                assertTrue(line.length() <= 80, "'juno " + cmd + " --help' has a line of " + line.length() + " columns: " + line);
+            }
+        }
+        // the command list shows each command's first description line: it must be a whole sentence
+        String[] list = run("--help").out().split("Commands:\n")[1].split("\n\n")[0].split("\n(?=  \\S)");
+        for (String entry : list) {
+            String text = entry.strip().replaceAll("\\s+", " ");
+            assertTrue(text.endsWith(".") || text.endsWith(")"), "a cut-off summary in the command list: " + text);
+        }
+    }
 }
