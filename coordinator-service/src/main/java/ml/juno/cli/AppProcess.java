@@ -49,6 +49,14 @@ final class AppProcess {
 
     /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
+        return runForeground(app, systemProperties, jvmOptions, () -> {});
+    }
+
+    /**
+     * As {@link #runForeground(Path, Map, List)}; {@code afterExit} runs once when the child has exited, whether it
+     * ended by itself or we are being stopped (Ctrl-C, SIGTERM: then from the shutdown hook, after the child is gone).
+     */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Runnable afterExit) {
         ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
         Process p;
         try {
@@ -56,6 +64,12 @@ final class AppProcess {
         } catch (IOException e) {
             throw new CliException("cannot start " + app + ": " + e.getMessage());
         }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable once = () -> {
+            if (done.compareAndSet(false, true)) {
+                afterExit.run();
+            }
+        };
         Thread killer = new Thread(() -> {
             p.destroy();
             try {
@@ -63,10 +77,13 @@ final class AppProcess {
             } catch (InterruptedException ignored) {
                 p.destroyForcibly();
             }
+            once.run();
         }, "juno-child-stopper");
         Runtime.getRuntime().addShutdownHook(killer);
         try {
-            return p.waitFor();
+            int rc = p.waitFor();
+            once.run();
+            return rc;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             p.destroy();

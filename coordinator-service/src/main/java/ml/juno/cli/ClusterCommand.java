@@ -53,14 +53,21 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address the API listens on (nodes listen on 127.0.0.1).")
     String host;
 
-    @Option(names = "--log-dir", defaultValue = "juno-logs", description = "Directory for node-N.log and coordinator.log (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--log-dir", defaultValue = "juno-logs",
+            description = "Folder of the run logs: each run writes node-N.log and coordinator.log in its own folder there, linked as 'latest' (default: ${DEFAULT-VALUE}).")
     Path logDir;
+
+    /** Write the logs in --log-dir itself (juno test gives each cluster its folder). */
+    @Option(names = "--log-dir-is-run", hidden = true)
+    boolean logDirIsRun;
 
     /** Set for the top-level command ({@code ./juno [cluster options]}): print the banner naming the served model. */
     boolean banner;
 
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
+    private boolean stopped;
+    private final java.util.concurrent.CountDownLatch stoppedAll = new java.util.concurrent.CountDownLatch(1);
 
     @Override
     public Integer call() throws IOException {
@@ -83,7 +90,12 @@ final class ClusterCommand implements Callable<Integer> {
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
         Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
-        Files.createDirectories(logDir);
+        jfr.model(modelPath);
+        if (logDirIsRun) {
+            Files.createDirectories(logDir);
+        } else {
+            logDir = RunLogs.create(logDir, "cluster");
+        }
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];
         for (int i = 0; i < nodes; i++) {
@@ -162,9 +174,20 @@ final class ClusterCommand implements Callable<Integer> {
 
     private void stopAll() {
         List<Process> all;
+        boolean first;
         synchronized (this) {
+            first = !stopped;
             stopping = true;
+            stopped = true;
             all = new ArrayList<>(children);
+        }
+        if (!first) { // the other caller (main thread or shutdown hook) stops them; wait for it, summary included
+            try {
+                stoppedAll.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
         }
         for (Process p : all) {
             p.destroy();
@@ -178,5 +201,7 @@ final class ClusterCommand implements Callable<Integer> {
                 p.destroyForcibly();
             }
         }
+        jfr.printSummary(spec.commandLine().getOut()); // every JVM has exited and written its recording
+        stoppedAll.countDown();
     }
 }

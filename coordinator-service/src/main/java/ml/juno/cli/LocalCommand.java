@@ -54,12 +54,13 @@ final class LocalCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Map<String, String> props = properties();
+        jfr.model(model.resolve());
         List<String> jvmOptions = jvmOptions();
         Path app = JunoHome.requireApp(JunoHome.detect().coordinatorApp());
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
         }
-        return AppProcess.runForeground(app, props, jvmOptions);
+        return AppProcess.runForeground(app, props, jvmOptions, () -> jfr.printSummary(new java.io.PrintWriter(System.out, true)));
     }
 
     /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */

@@ -59,7 +59,7 @@ final class MetricsCommand implements Callable<Integer> {
                 .enable(SerializationFeature.INDENT_OUTPUT);
     }
 
-    private static void print(RecordingSummary s, PrintWriter out) {
+    static void print(RecordingSummary s, PrintWriter out) {
         out.println("recordings: " + String.join(", ", s.files()));
         out.printf(Locale.ROOT, "requests: %d   tokens: %d   busy %.2f s   span %.2f s%n", s.requests(), s.tokens(),
                 s.busySeconds(), s.spanSeconds());
