@@ -49,7 +49,13 @@ final class AppProcess {
 
     /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
+        return runForeground(app, systemProperties, jvmOptions, Map.of());
+    }
+
+    /** As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys). */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment) {
         ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
+        pb.environment().putAll(environment);
         Process p;
         try {
             p = pb.start();

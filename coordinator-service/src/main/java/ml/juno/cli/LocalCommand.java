@@ -23,7 +23,7 @@ final class LocalCommand implements Callable<Integer> {
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT).")
     int apiPort;
 
-    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")
     String host;
 
     @Option(names = {"--threads", "-t"}, defaultValue = "0", description = "CPU threads for the engine; 0 = all cores (default).")
@@ -42,6 +42,9 @@ final class LocalCommand implements Callable<Integer> {
     BackendOption backend = new BackendOption();
 
     @Mixin
+    ApiAccessOptions access = new ApiAccessOptions();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Override
@@ -52,7 +55,7 @@ final class LocalCommand implements Callable<Integer> {
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
         }
-        return AppProcess.runForeground(app, props, jvmOptions);
+        return AppProcess.runForeground(app, props, jvmOptions, access.environment());
     }
 
     /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */
@@ -76,6 +79,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
+        props.putAll(access.properties());
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

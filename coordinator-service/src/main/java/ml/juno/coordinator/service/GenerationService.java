@@ -5,7 +5,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import ml.juno.coordinator.api.ApiGate;
 import ml.juno.coordinator.engine.GenerationListener;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.sampling.SamplingParams;
@@ -28,10 +32,12 @@ public class GenerationService {
 
     private final EngineProducer engines;
     private final EngineMetrics metrics;
+    private final ApiGate gate;
 
-    GenerationService(EngineProducer engines, EngineMetrics metrics) {
+    GenerationService(EngineProducer engines, EngineMetrics metrics, ApiGate gate) {
         this.engines = engines;
         this.metrics = metrics;
+        this.gate = gate;
     }
 
     /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
@@ -80,7 +86,7 @@ public class GenerationService {
             choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()));
         }
         metrics.started(kind);
-        RequestOutput request = engine.newRequest(listener, metrics.forKind(kind));
+        RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
         SubmitResult result;
         try {
             result = engine.submit(request, choices);
@@ -92,6 +98,32 @@ public class GenerationService {
             throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
         }
         return request;
+    }
+
+    /** {@code listener}, and when the request ends its usage is charged to the caller's key (counters, token bucket). */
+    private GenerationListener charged(String key, GenerationListener listener) {
+        return new GenerationListener() {
+            @Override
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
+                listener.onToken(choice, tokenId, text, logprobs);
+            }
+
+            @Override
+            public void onText(int choice, String text) {
+                listener.onText(choice, text);
+            }
+
+            @Override
+            public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
+                listener.onChoiceFinished(choice, reason, usage, message);
+            }
+
+            @Override
+            public void onFinished(Usage usage) {
+                gate.used(key, usage);
+                listener.onFinished(usage);
+            }
+        };
     }
 
     private static int[] tokenize(ServedModel served, PromptInput prompt, String param, int context) {
