@@ -49,15 +49,23 @@ final class AppProcess {
 
     /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
-        return runForeground(app, systemProperties, jvmOptions, () -> {});
+        return runForeground(app, systemProperties, jvmOptions, Map.of(), () -> {});
+    }
+
+    /** As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys). */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment) {
+        return runForeground(app, systemProperties, jvmOptions, environment, () -> {});
     }
 
     /**
-     * As {@link #runForeground(Path, Map, List)}; {@code afterExit} runs once when the child has exited, whether it
-     * ended by itself or we are being stopped (Ctrl-C, SIGTERM: then from the shutdown hook, after the child is gone).
+     * As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys);
+     * {@code afterExit} runs once when the child has exited, whether it ended by itself or we are being stopped (Ctrl-C,
+     * SIGTERM: then from the shutdown hook, after the child is gone).
      */
-    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Runnable afterExit) {
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment,
+                             Runnable afterExit) {
         ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
+        pb.environment().putAll(environment);
         Process p;
         try {
             p = pb.start();

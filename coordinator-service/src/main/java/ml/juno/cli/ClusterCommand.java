@@ -44,13 +44,16 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     GenerationDefaults generation = new GenerationDefaults();
 
+    @Mixin
+    ApiAccessOptions access = new ApiAccessOptions();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
     int apiPort;
 
-    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address the API listens on (nodes listen on 127.0.0.1).")
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; nodes always listen on 127.0.0.1).")
     String host;
 
     @Option(names = "--log-dir", defaultValue = "juno-logs",
@@ -108,6 +111,8 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("quarkus.http.host", host);
         coordProps.putAll(cluster.properties(addresses.toString()));
         coordProps.putAll(generationProps);
+        coordProps.putAll(access.properties());
+        Map<String, String> coordEnv = access.environment();
         coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
         for (int i = 0; i < nodes; i++) {
@@ -116,7 +121,7 @@ final class ClusterCommand implements Callable<Integer> {
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") in every JVM: " + jfr.file("coordinator") + ", " + jfr.file("node-0") + ", …");
         }
-        Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"));
+        Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
         PrintWriter out = spec.commandLine().getOut();
         out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder() + ") at "
                 + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
@@ -135,11 +140,15 @@ final class ClusterCommand implements Callable<Integer> {
         }
     }
 
-    /** The system properties of node {@code i}'s JVM: its port, name, our pid, and {@code --backend} when given. */
-    static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps) {
+    /**
+     * The system properties of node {@code i}'s JVM: its port (on loopback), the folder of the model (the only one it opens
+     * models from), its name, our pid, and {@code --backend} when given.
+     */
+    static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps, Path modelsDir) {
         Map<String, String> props = new LinkedHashMap<>();
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", "127.0.0.1");
+        props.put("juno.node.models-dir", modelsDir.toString());
         props.put("juno.node.id", "node-" + i);
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         props.putAll(backendProps);
@@ -148,8 +157,8 @@ final class ClusterCommand implements Callable<Integer> {
 
     /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
     private void superviseNode(Path app, int i, int port, Map<String, String> backendProps) throws IOException {
-        Map<String, String> props = nodeProperties(i, port, backendProps);
-        Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i));
+        Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent());
+        Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i), Map.of());
         p.onExit().thenRun(() -> {
             if (!stopping) {
                 spec.commandLine().getErr().println("juno: node-" + i + " exited with " + p.exitValue() + "; restarting it");
@@ -162,12 +171,15 @@ final class ClusterCommand implements Callable<Integer> {
         });
     }
 
-    private synchronized Process start(Path app, Map<String, String> props, Path log, List<String> jvmOptions) throws IOException {
+    private synchronized Process start(Path app, Map<String, String> props, Path log, List<String> jvmOptions,
+                                       Map<String, String> environment) throws IOException {
         if (stopping) {
             throw new IOException("stopping");
         }
-        Process p = new ProcessBuilder(AppProcess.command(app, props, jvmOptions)).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        ProcessBuilder pb = new ProcessBuilder(AppProcess.command(app, props, jvmOptions)).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(environment);
+        Process p = pb.start();
         children.add(p);
         return p;
     }

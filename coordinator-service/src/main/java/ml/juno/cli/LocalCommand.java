@@ -23,7 +23,7 @@ final class LocalCommand implements Callable<Integer> {
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT).")
     int apiPort;
 
-    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")
     String host;
 
     @Option(names = {"--threads", "-t"}, defaultValue = "0", description = "CPU threads for the engine; 0 = all cores (default).")
@@ -46,6 +46,9 @@ final class LocalCommand implements Callable<Integer> {
     String dtype;
 
     @Mixin
+    ApiAccessOptions access = new ApiAccessOptions();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Mixin
@@ -60,7 +63,8 @@ final class LocalCommand implements Callable<Integer> {
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
         }
-        return AppProcess.runForeground(app, props, jvmOptions, () -> jfr.printSummary(new java.io.PrintWriter(System.out, true)));
+        return AppProcess.runForeground(app, props, jvmOptions, access.environment(),
+                () -> jfr.printSummary(new java.io.PrintWriter(System.out, true)));
     }
 
     /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */
@@ -93,6 +97,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
         props.putAll(generationProps);
+        props.putAll(access.properties());
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -32,6 +32,14 @@ class ClusterCommandTest {
         assertEquals("BIG_ENDIAN", p.get("juno.cluster.byte-order"));
         assertEquals("8181", p.get("quarkus.http.port"));
         assertTrue(p.get("juno.model-path").endsWith("stories260K.gguf"));
+        assertEquals(System.getenv().getOrDefault("JUNO_HOST", "127.0.0.1"), p.get("quarkus.http.host"), "loopback by default");
+    }
+
+    @Test
+    void clusterNodes_listenOnLoopbackOnly() {
+        Map<String, String> p = ClusterCommand.nodeProperties(0, 19999, Map.of(), java.nio.file.Path.of("/srv/models"));
+        assertEquals("127.0.0.1", p.get("quarkus.http.host"));
+        assertEquals("/srv/models", p.get("juno.node.models-dir"), "nodes open models only from the model's folder");
     }
 
     @Test
