@@ -42,6 +42,11 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     private volatile long tokens;
     private volatile long prefill;
 
+    @Override
+    public ml.juno.coordinator.engine.Topology topology() {
+        return cluster.topology();
+    }
+
     ClusterExecutor(NodeCluster cluster, int vocab) {
         this.cluster = cluster;
         this.vocab = vocab;
