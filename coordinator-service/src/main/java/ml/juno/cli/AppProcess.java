@@ -98,4 +98,39 @@ final class AppProcess {
             return 130;
         }
     }
+
+    /** Starts the app in the background, its output appended to {@code log}. */
+    static Process startBackground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment,
+                                   Path log) {
+        ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(environment);
+        try {
+            return pb.start();
+        } catch (IOException e) {
+            throw new CliException("cannot start " + app + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Waits until the server on {@code port} answers its readiness check, or {@code process} exits, or the timeout ends.
+     * True when it is ready.
+     */
+    static boolean awaitReady(Process process, int port, java.time.Duration timeout) throws InterruptedException {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(2)).build();
+        java.net.http.HttpRequest ready = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/q/health/ready"))
+                .timeout(java.time.Duration.ofSeconds(5)).build();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (process.isAlive() && System.nanoTime() < deadline) {
+            try {
+                if (http.send(ready, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return true;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(250);
+        }
+        return false;
+    }
 }

@@ -64,6 +64,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--log-dir-is-run", hidden = true)
     boolean logDirIsRun;
 
+    @Option(names = "--chat", negatable = true, description = "Open the terminal chat beside the API (default: when run on a terminal).")
+    Boolean chat;
+
     /** Set for the top-level command ({@code ./juno [cluster options]}): print the banner naming the served model. */
     boolean banner;
 
@@ -127,6 +130,18 @@ final class ClusterCommand implements Callable<Integer> {
                 + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
         out.flush();
         try {
+            if (chat != null ? chat : TerminalChat.onTerminal()) {
+                if (!AppProcess.awaitReady(coordinator, apiPort, java.time.Duration.ofMinutes(5))) {
+                    spec.commandLine().getErr().println("juno: the cluster did not become ready; see " + logDir.resolve("coordinator.log"));
+                    return 1;
+                }
+                java.net.URI base = java.net.URI.create("http://" + (host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host) + ":" + apiPort);
+                try (TerminalChat.Lines lines = TerminalChat.systemLines(Path.of(System.getProperty("user.home"), ".juno_history"))) {
+                    new TerminalChat(base, null, access.chatKey(), null,
+                        generation.maxTokens != null ? generation.maxTokens : TerminalChat.SERVER_CHAT_MAX_TOKENS, out).run(lines);
+                }
+                return 0; // the chat ended: stop the cluster (finally)
+            }
             int rc = coordinator.waitFor();
             if (!stopping) {
                 spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + "; see " + logDir.resolve("coordinator.log"));

@@ -21,6 +21,7 @@ import picocli.CommandLine.Spec;
                 ClusterCommand.class,
                 NodeCommand.class,
                 CoordinatorCommand.class,
+                ChatCommand.class,
                 GenerateCommand.class,
                 BenchCommand.class,
                 TokenizeCommand.class,
