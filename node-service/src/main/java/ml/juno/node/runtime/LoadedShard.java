@@ -15,12 +15,13 @@ import ml.juno.engine.model.ShardSpec;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
 import ml.juno.model.wire.ActivationCodec;
+import ml.juno.model.wire.ActivationDtype;
+import ml.juno.model.wire.Activations;
 import ml.juno.model.wire.ProtoMapping;
+import ml.juno.model.wire.ShardOutput;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.ShardInfo;
-import ml.juno.node.v1.StepOutput;
-import ml.juno.node.v1.Tensor;
 
 /**
  * One loaded shard: the mapped GGUF file, the model (a layer range or a tensor slice), and a paged session whose
@@ -49,7 +50,7 @@ final class LoadedShard implements AutoCloseable {
         this.session = session;
         this.assignment = assignment;
         this.codec = codec;
-        this.logitCodec = ProtoMapping.codec(ml.juno.model.wire.ActivationDtype.FLOAT32, codec.order());
+        this.logitCodec = ActivationCodec.of(ActivationDtype.FLOAT32, codec.order());
         this.allReduce = allReduce;
         this.dim = model.config().dims().embedding();
         int layers = model.config().dims().layers();
@@ -79,7 +80,7 @@ final class LoadedShard implements AutoCloseable {
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
             session = model.newPagedSession(new KvPaging(r.getKvBlockSize(), r.getKvBlocks()));
-            ActivationCodec codec = ProtoMapping.codec(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
+            ActivationCodec codec = ActivationCodec.of(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce);
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
@@ -115,39 +116,42 @@ final class LoadedShard implements AutoCloseable {
      * Runs one batch; a batch this shard cannot run or an engine failure becomes an output with {@code error}.
      *
      * @param activations the previous stage's {@code [rows, embedding]} hidden states, for a shard that does not embed
+     *                    (null otherwise)
      */
-    StepOutput step(StepBatch b, Tensor activations, Exchange exchange) {
+    ShardOutput step(StepBatch b, Activations activations, Exchange exchange) {
         long t0 = System.nanoTime();
-        StepOutput.Builder out = StepOutput.newBuilder().setStepId(b.stepId());
         try {
             allReduce.begin(b.stepId(), exchange);
-            run(b, activations, out);
+            return run(b, activations, t0);
         } catch (RuntimeException e) {
-            return StepOutput.newBuilder().setStepId(b.stepId()).setError(String.valueOf(e.getMessage() != null ? e.getMessage() : e)).build();
+            return ShardOutput.failed(b.stepId(), String.valueOf(e.getMessage() != null ? e.getMessage() : e));
         } finally {
             allReduce.end();
         }
-        return out.setComputeNanos(System.nanoTime() - t0 - allReduce.waitNanos()).build();
     }
 
-    private void run(StepBatch b, Tensor activations, StepOutput.Builder out) {
+    private ShardOutput run(StepBatch b, Activations activations, long t0) {
         int n = b.rows().count(); // the session checks the rows against the shard
         if (!embeds) {
-            if (ProtoMapping.rows(activations) != n || ProtoMapping.cols(activations) != dim) {
-                throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape " + activations.getShapeList()
+            if (activations == null || !activations.hasShape(n, dim)) {
+                throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape "
+                        + (activations == null ? "[]" : "[" + activations.rows() + ", " + activations.cols() + "]")
                         + ", expected [" + n + ", " + dim + "]");
             }
-            ProtoMapping.decode(activations, session.hiddenStates(), 0);
+            activations.decode(session.hiddenStates(), 0);
         }
         Logits logits = session.forward(producesLogits ? b : b.withoutLogits()); // the batch as it came: the one step shape
+        Activations logitRows = null;
+        Activations hidden = null;
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
             }
-            out.setLogits(ProtoMapping.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab()));
+            logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
         } else if (!assignment.isTensorParallel()) {
-            out.setActivations(ProtoMapping.encode(codec, session.hiddenStates(), 0, n, dim));
+            hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, System.nanoTime() - t0 - allReduce.waitNanos());
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */

@@ -8,11 +8,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import ml.juno.engine.step.StepBatch;
+import ml.juno.model.wire.ActivationCodec;
+import ml.juno.model.wire.Activations;
+import ml.juno.model.wire.ShardOutput;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;
-import ml.juno.node.v1.StepOutput;
-import ml.juno.node.v1.Tensor;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -51,7 +52,7 @@ public class ShardHolder {
     }
 
     /** The codec of the loaded shard's activations, or null. */
-    public ml.juno.model.wire.ActivationCodec codec() {
+    public ActivationCodec codec() {
         LoadedShard s = shard;
         return s == null ? null : s.codec();
     }
@@ -82,12 +83,16 @@ public class ShardHolder {
                 : "layers [" + i.getFirstLayer() + ", " + i.getEndLayer() + ") of " + i.getModelLayers();
     }
 
-    /** Runs one batch on the inference thread; never completes exceptionally (errors are in the output). */
-    public CompletableFuture<StepOutput> step(StepBatch batch, Tensor activations, Exchange exchange) {
+    /**
+     * Runs one batch on the inference thread; never completes exceptionally (errors are in the output).
+     *
+     * @param activations the previous stage's hidden states, for a shard that does not embed (null otherwise)
+     */
+    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, Exchange exchange) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
-                return StepOutput.newBuilder().setStepId(batch.stepId()).setError("no shard loaded: " + state.get().message()).build();
+                return ShardOutput.failed(batch.stepId(), "no shard loaded: " + state.get().message());
             }
             return s.step(batch, activations, exchange);
         }, inference);
