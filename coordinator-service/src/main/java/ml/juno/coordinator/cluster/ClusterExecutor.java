@@ -117,7 +117,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     /** One step with the nodes; a node's failure is thrown, the cluster applies its policy. */
     abstract StepResult run(StepPlan plan) throws NodeFailure;
 
-    /** The plan as the one step shape; counts its prefill tokens. */
+    /** The plan as a {@link StepBatch}; counts its prefill tokens. */
     final StepBatch batch(StepPlan plan) {
         for (ScheduledRow row : plan.rows()) {
             if (row.tokenCount() > 1) {

@@ -25,8 +25,8 @@ import ml.juno.node.v1.ShardInfo;
 
 /**
  * One loaded shard: the mapped GGUF file, the model (a layer range or a tensor slice), and a paged session whose
- * KV pool has the block ids the coordinator hands out. {@link #step} runs one {@link StepBatch} (the step shape the
- * coordinator's {@code LocalExecutor} runs in process too) on the session. Used from the node's inference thread only.
+ * KV pool has the block ids the coordinator hands out. {@link #step} runs one {@link StepBatch} on the session. Used
+ * from the node's inference thread only.
  */
 final class LoadedShard implements AutoCloseable {
     private static final int[] NO_BLOCKS = new int[0];
@@ -140,7 +140,7 @@ final class LoadedShard implements AutoCloseable {
             }
             activations.decode(session.hiddenStates(), 0);
         }
-        Logits logits = session.forward(producesLogits ? b : b.withoutLogits()); // the batch as it came: the one step shape
+        Logits logits = session.forward(producesLogits ? b : b.withoutLogits());
         Activations logitRows = null;
         Activations hidden = null;
         if (producesLogits) {
