@@ -90,18 +90,21 @@ class NodeServiceTest {
 
     @Test
     @Order(4)
-    void shardThatCannotLoad_isReportedFailedWithTheReason() {
+    void shardThatCannotLoad_isReportedFailedWithTheReason_aPathOutsideTheModelsDirIsRefusedFirst() {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
                 () -> node.loadShard(load(0, 5).setModelPath("/no/such/model.gguf").build()).await().atMost(WAIT));
-        assertTrue(e.getStatus().getDescription().contains("/no/such/model.gguf"), e.getStatus().toString());
-        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
-        assertEquals(ShardState.SHARD_STATE_FAILED, s.getState());
-        assertTrue(s.getMessage().contains("/no/such/model.gguf"), s.getMessage());
-        given().when().get("/q/health/ready").then().statusCode(503);
+        assertEquals("model path '/no/such/model.gguf' is not a readable model file inside this node's models directory",
+                e.getStatus().getDescription());
+        assertEquals(ShardState.SHARD_STATE_EMPTY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState(),
+                "refused before the shard is touched");
 
         StatusRuntimeException beyond = assertThrows(StatusRuntimeException.class,
                 () -> node.loadShard(load(3, 9).build()).await().atMost(WAIT));
         assertTrue(beyond.getStatus().getDescription().contains("layers"), beyond.getStatus().toString());
+        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
+        assertEquals(ShardState.SHARD_STATE_FAILED, s.getState());
+        assertTrue(s.getMessage().contains("layers"), s.getMessage());
+        given().when().get("/q/health/ready").then().statusCode(503);
     }
 
     @Test
@@ -134,6 +137,29 @@ class NodeServiceTest {
 
     @Test
     @Order(6)
+    void bogusLoadShards_fromAStranger_leaveTheServingShardAlone_andTellNothingAboutOtherPaths() {
+        StepOutput before = step(batch(0, false));
+        assertEquals("", before.getError());
+        String exists = "/etc/passwd";
+        String missing = "/etc/no-such-file-" + System.nanoTime();
+        String escape = MODEL.getParent().resolve("../../../../../../../etc/passwd").toString();
+        for (String path : List.of(exists, missing, escape, "../pom.xml", MODEL.getParent().toString(), "", "stories260K.gguf\0x")) {
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                    () -> node.loadShard(load(0, 5).setModelPath(path).build()).await().atMost(WAIT), path);
+            assertEquals(io.grpc.Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), path);
+            String msg = e.getStatus().getDescription();
+            assertEquals("is not a readable model file inside this node's models directory", msg.substring(msg.indexOf("' ") + 2), path + ": " + msg);
+        }
+        assertEquals(ShardState.SHARD_STATE_READY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState());
+        StepOutput after = step(batch(0, false));
+        assertEquals("", after.getError());
+        assertEquals(before.getLogits(), after.getLogits(), "the shard kept serving, unchanged");
+        // a relative path inside the models directory is fine
+        assertTrue(node.loadShard(load(0, 5).setModelPath("stories260K.gguf").build()).await().atMost(WAIT).getProducesLogits());
+    }
+
+    @Test
+    @Order(7)
     void firstStage_returnsHiddenStatesInTheChosenDtypeAndOrder() throws Exception {
         ShardInfo info = node.loadShard(load(0, 2).setActivationDtype(ProtoMapping.toProto(ActivationDtype.FLOAT16))
                 .setByteOrder(ProtoMapping.toProto(ByteOrder.BIG_ENDIAN)).build()).await().atMost(WAIT);
@@ -154,7 +180,7 @@ class NodeServiceTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void release_dropsTheSlotsBlockTables_soTheirPositionsAreNoLongerCovered() {
         node.loadShard(load(0, 5).build()).await().atMost(WAIT);
         assertEquals("", step(batch(0, true)).getError());

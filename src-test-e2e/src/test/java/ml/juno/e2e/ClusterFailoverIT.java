@@ -76,6 +76,45 @@ class ClusterFailoverIT {
     }
 
     @Test
+    void aStrangersLoadShard_forAPathOutsideTheModelsDir_leavesALiveStreamAlone() throws Exception {
+        LocalServer.awaitReady(coordinator, Duration.ofSeconds(30));
+        HttpResponse<InputStream> stream = HTTP.send(completion(200, true), HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, stream.statusCode());
+        List<String> events = new ArrayList<>();
+        List<String> refusals = new ArrayList<>();
+        io.grpc.ManagedChannel channel = io.grpc.ManagedChannelBuilder.forAddress("127.0.0.1", nodes.get(0).port()).usePlaintext().build();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+            var stub = ml.juno.node.v1.NodeServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS);
+            for (String line; (line = in.readLine()) != null; ) {
+                if (!line.startsWith("data:")) {
+                    continue;
+                }
+                events.add(line);
+                if (events.size() == 3) {
+                    for (String path : List.of("/etc/passwd", "../../../../../../etc/passwd", "/no/such.gguf")) {
+                        try {
+                            stub.loadShard(ml.juno.node.v1.LoadShardRequest.newBuilder().setModelPath(path)
+                                    .setPipeline(ml.juno.node.v1.PipelineShard.newBuilder().setFirstLayer(0).setEndLayer(1)).build());
+                            refusals.add("accepted " + path);
+                        } catch (io.grpc.StatusRuntimeException e) {
+                            refusals.add(e.getStatus().getDescription());
+                        }
+                    }
+                }
+            }
+        } finally {
+            channel.shutdownNow();
+        }
+        assertEquals(3, refusals.size());
+        for (String r : refusals) {
+            assertTrue(r.endsWith("is not a readable model file inside this node's models directory"), r);
+        }
+        assertFalse(events.stream().anyMatch(e -> e.contains("\"error\"")), "the stream was disturbed: " + events.subList(Math.max(0, events.size() - 3), events.size()));
+        assertTrue(events.get(events.size() - 1).contains("[DONE]"), events.get(events.size() - 1));
+        assertTrue(events.stream().anyMatch(e -> e.contains("\"finish_reason\":\"length\"")), "ran to its length");
+    }
+
+    @Test
     void killedNodeMidStream_failsTheStreamWithinTheDeadline_andTheClusterServesAgainAfterRestart() throws Exception {
         String before = text(HTTP.send(completion(16, false), HttpResponse.BodyHandlers.ofString()));
         assertFalse(before.isEmpty());

@@ -5,7 +5,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import ml.juno.coordinator.api.ApiGate;
 import ml.juno.coordinator.engine.GenerationListener;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.sampling.SamplingParams;
@@ -29,16 +33,18 @@ public class GenerationService {
 
     private final EngineProducer engines;
     private final EngineMetrics metrics;
+    private final ApiGate gate;
 
-    GenerationService(EngineProducer engines, EngineMetrics metrics) {
+    GenerationService(EngineProducer engines, EngineMetrics metrics, ApiGate gate) {
         this.engines = engines;
         this.metrics = metrics;
+        this.gate = gate;
     }
 
-    /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
+    /** The served model if {@code model} names it or is null (omitted: the old API's habit); 404 otherwise, 503 while none is ready. */
     public ServedModel model(String model) {
         ServedModel served = engines.require();
-        if (!served.id().equals(model)) {
+        if (model != null && !served.id().equals(model)) { // no model named: the one this server serves
             throw new UnknownModelException(model);
         }
         return served;
@@ -73,7 +79,7 @@ public class GenerationService {
             SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
             choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()));
         }
-        RequestOutput request = engine.newRequest(listener, metrics.forKind(kind));
+        RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
         SubmitResult result;
         try {
             result = engine.submit(request, choices);
@@ -102,6 +108,32 @@ public class GenerationService {
             case LOGIT_BIAS_TOKEN -> new InvalidRequestException("logit_bias", "logit_bias names token " + e.value()
                     + ", but the vocabulary has " + e.limit() + " tokens");
             case STOP_TOKEN -> new InvalidRequestException(null, e.getMessage());
+        };
+    }
+
+    /** {@code listener}, and when the request ends its usage is charged to the caller's key (counters, token bucket). */
+    private GenerationListener charged(String key, GenerationListener listener) {
+        return new GenerationListener() {
+            @Override
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
+                listener.onToken(choice, tokenId, text, logprobs);
+            }
+
+            @Override
+            public void onText(int choice, String text) {
+                listener.onText(choice, text);
+            }
+
+            @Override
+            public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
+                listener.onChoiceFinished(choice, reason, usage, message);
+            }
+
+            @Override
+            public void onFinished(Usage usage) {
+                gate.used(key, usage);
+                listener.onFinished(usage);
+            }
         };
     }
 
