@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kv.KvPaging;
-import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
@@ -14,14 +13,12 @@ import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.Activations;
-import ml.juno.model.wire.ProtoMapping;
 import ml.juno.model.wire.ShardOutput;
-import ml.juno.node.v1.KvElement;
-import ml.juno.node.v1.LoadShardRequest;
-import ml.juno.node.v1.ShardInfo;
 
 /**
  * One loaded shard: the mapped GGUF file, the model (a layer range or a tensor slice), and a paged session whose
@@ -41,7 +38,7 @@ final class LoadedShard implements AutoCloseable {
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
-    private ShardInfo info;
+    private ShardSummary info;
 
     private LoadedShard(GgufFile file, Model model, InferenceSession session, ShardAssignment assignment,
                         ActivationCodec codec, StepAllReduce allReduce) {
@@ -59,42 +56,32 @@ final class LoadedShard implements AutoCloseable {
     }
 
     /** Maps the model and checks every tensor of the shard; any problem is an exception with the reason. */
-    static LoadedShard load(LoadShardRequest r, String nodeId) throws IOException {
-        if (r.getModelPath().isBlank()) {
+    static LoadedShard load(ShardLoad r, String nodeId) throws IOException {
+        if (r.modelPath().isBlank()) {
             throw new IllegalArgumentException("model_path is required");
         }
-        if (r.getKvBlockSize() < 1 || r.getKvBlocks() < 1 || r.getMaxSequences() < 1 || r.getMaxBatchTokens() < 1) {
+        if (r.kvBlockSize() < 1 || r.kvBlocks() < 1 || r.maxSequences() < 1 || r.maxBatchTokens() < 1) {
             throw new IllegalArgumentException("kv_block_size, kv_blocks, max_sequences and max_batch_tokens must be >= 1");
         }
         long t0 = System.nanoTime();
-        GgufFile file = GgufFile.open(Path.of(r.getModelPath()));
+        GgufFile file = GgufFile.open(Path.of(r.modelPath()));
         Model model = null;
         InferenceSession session = null;
         try {
-            int threads = r.getThreads() > 0 ? r.getThreads() : Runtime.getRuntime().availableProcessors();
-            KvType kv = r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32;
-            EngineOptions options = new EngineOptions(threads, r.getContextLength(), kv, r.getMaxBatchTokens(), r.getMaxSequences());
+            int threads = r.threads() > 0 ? r.threads() : Runtime.getRuntime().availableProcessors();
+            EngineOptions options = new EngineOptions(threads, r.contextLength(), r.kvType(), r.maxBatchTokens(), r.maxSequences());
             int layers = Architectures.forName(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(file).dims().layers();
-            ShardAssignment a = ProtoMapping.partition(r, layers);
+            ShardAssignment a = r.partition().assignment(layers);
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
-            session = model.newPagedSession(new KvPaging(r.getKvBlockSize(), r.getKvBlocks()));
-            ActivationCodec codec = ActivationCodec.of(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
-            LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce);
+            session = model.newPagedSession(new KvPaging(r.kvBlockSize(), r.kvBlocks()));
+            LoadedShard s = new LoadedShard(file, model, session, a, ActivationCodec.of(r.dtype(), r.order()), allReduce);
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
-            s.info = ShardInfo.newBuilder()
-                    .setNodeId(nodeId)
-                    .setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()).setModelLayers(layers)
-                    .setTensorRank(a.tensorRank()).setWorldSize(a.worldSize())
-                    .setEmbeds(s.embeds).setProducesLogits(s.producesLogits)
-                    .setEmbedding(s.dim).setVocab(model.config().dims().vocab())
-                    .setWeightBytes(model.weightBytes()).setKvBytes(session.kvBytes())
-                    .setMemoryUsedBytes(used).setMemoryFreeBytes(rt.maxMemory() - used)
-                    .setBackend(model.backend().kind()).setIsa(model.backend().isa())
-                    .setLoadMillis((System.nanoTime() - t0) / 1_000_000)
-                    .build();
+            s.info = new ShardSummary(nodeId, a, layers, s.embeds, s.producesLogits, s.dim, model.config().dims().vocab(),
+                    model.weightBytes(), session.kvBytes(), used, rt.maxMemory() - used, model.backend().kind(),
+                    model.backend().isa(), (System.nanoTime() - t0) / 1_000_000);
             return s;
         } catch (RuntimeException | Error e) {
             if (session != null) {
@@ -108,7 +95,7 @@ final class LoadedShard implements AutoCloseable {
         }
     }
 
-    ShardInfo info() {
+    ShardSummary info() {
         return info;
     }
 

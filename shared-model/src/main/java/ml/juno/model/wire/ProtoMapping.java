@@ -3,14 +3,20 @@ package ml.juno.model.wire;
 import com.google.protobuf.UnsafeByteOperations;
 import java.util.ArrayList;
 import java.util.List;
+import ml.juno.engine.kv.KvType;
 import ml.juno.engine.step.SlotBlocks;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.step.StepRows;
-import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardPhase;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.node.v1.BlockTable;
+import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.PipelineShard;
+import ml.juno.node.v1.ShardInfo;
+import ml.juno.node.v1.ShardState;
 import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
@@ -18,7 +24,7 @@ import ml.juno.node.v1.TensorShard;
 
 /**
  * The one place that converts between the generated proto classes and plain Java: step batches, activations (tensors),
- * a shard's step output, dtypes, byte orders and shard assignments. Tensors leave without a copy of their bytes.
+ * a shard's step output, load requests, shard summaries and states, dtypes, byte orders and shard assignments. Tensors leave without a copy of their bytes.
  */
 public final class ProtoMapping {
 
@@ -201,10 +207,50 @@ public final class ProtoMapping {
 
     /** The assignment a load request describes; {@code modelLayers} fills in a tensor shard's layer range. */
     public static ShardAssignment partition(LoadShardRequest r, int modelLayers) {
+        return partition(r).assignment(modelLayers);
+    }
+
+    private static ShardLoad.Partition partition(LoadShardRequest r) {
         return switch (r.getPartitionCase()) {
-            case PIPELINE -> new ShardAssignment(new LayerRange(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer()), 0, 1);
-            case TENSOR -> new ShardAssignment(new LayerRange(0, modelLayers), r.getTensor().getRank(), r.getTensor().getWorldSize());
-            case PARTITION_NOT_SET -> new ShardAssignment(new LayerRange(0, modelLayers), 0, 1);
+            case PIPELINE -> new ShardLoad.Pipeline(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer());
+            case TENSOR -> new ShardLoad.Tensor(r.getTensor().getRank(), r.getTensor().getWorldSize());
+            case PARTITION_NOT_SET -> new ShardLoad.Whole();
+        };
+    }
+
+    /**
+     * What {@code r} asks a node to load.
+     *
+     * @throws IllegalArgumentException when its activation dtype or byte order is not one Juno knows
+     */
+    public static ShardLoad fromProto(LoadShardRequest r) {
+        return new ShardLoad(r.getModelPath(), partition(r), fromProto(r.getActivationDtype()), fromProto(r.getByteOrder()),
+                r.getContextLength(), r.getMaxSequences(), r.getMaxBatchTokens(), r.getKvBlockSize(), r.getKvBlocks(),
+                r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32, r.getThreads());
+    }
+
+    /** What a node says it loaded, on the wire. */
+    public static ShardInfo toProto(ShardSummary s) {
+        ShardAssignment a = s.assignment();
+        return ShardInfo.newBuilder()
+                .setNodeId(s.nodeId())
+                .setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()).setModelLayers(s.modelLayers())
+                .setTensorRank(a.tensorRank()).setWorldSize(a.worldSize())
+                .setEmbeds(s.embeds()).setProducesLogits(s.producesLogits())
+                .setEmbedding(s.embedding()).setVocab(s.vocab())
+                .setWeightBytes(s.weightBytes()).setKvBytes(s.kvBytes())
+                .setMemoryUsedBytes(s.memoryUsedBytes()).setMemoryFreeBytes(s.memoryFreeBytes())
+                .setBackend(s.backend()).setIsa(s.isa())
+                .setLoadMillis(s.loadMillis())
+                .build();
+    }
+
+    public static ShardState toProto(ShardPhase p) {
+        return switch (p) {
+            case EMPTY -> ShardState.SHARD_STATE_EMPTY;
+            case LOADING -> ShardState.SHARD_STATE_LOADING;
+            case READY -> ShardState.SHARD_STATE_READY;
+            case FAILED -> ShardState.SHARD_STATE_FAILED;
         };
     }
 }

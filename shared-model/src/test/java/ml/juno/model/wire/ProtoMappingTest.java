@@ -11,6 +11,9 @@ import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.step.StepRows;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardPhase;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
@@ -99,6 +102,33 @@ class ProtoMappingTest {
         assertEquals(p, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), p).build(), 5));
         ShardAssignment t = ShardAssignment.tensor(5, 4).get(3);
         assertEquals(t, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), t).build(), 5));
+    }
+
+    @Test
+    void loadRequest_mapsToAShardLoad_andASummaryMapsBackToShardInfo() {
+        var wire = ProtoMapping.partition(LoadShardRequest.newBuilder(), ShardAssignment.tensor(5, 2).get(1))
+                .setModelPath("/m.gguf").setActivationDtype(TensorDtype.TENSOR_DTYPE_INT8)
+                .setByteOrder(ml.juno.node.v1.ByteOrder.BYTE_ORDER_BIG_ENDIAN).setContextLength(64).setMaxSequences(2)
+                .setMaxBatchTokens(16).setKvBlockSize(16).setKvBlocks(8)
+                .setKvElement(ml.juno.node.v1.KvElement.KV_ELEMENT_F16).setThreads(3).build();
+        ShardLoad l = ProtoMapping.fromProto(wire);
+        assertEquals(new ShardLoad("/m.gguf", new ShardLoad.Tensor(1, 2), ActivationDtype.INT8, ByteOrder.BIG_ENDIAN, 64, 2,
+                16, 16, 8, ml.juno.engine.kv.KvType.F16, 3), l);
+        assertEquals(ShardAssignment.tensor(5, 2).get(1), l.partition().assignment(5));
+        assertThrows(IllegalArgumentException.class,
+                () -> ProtoMapping.fromProto(wire.toBuilder().setActivationDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build()));
+
+        var summary = new ShardSummary("n1", l.partition().assignment(5), 5, true, false, 64, 512, 100, 200, 300, 400,
+                "native", "avx2", 7);
+        var info = ProtoMapping.toProto(summary);
+        assertEquals(List.of(0, 5, 5, 1, 2), List.of(info.getFirstLayer(), info.getEndLayer(), info.getModelLayers(),
+                info.getTensorRank(), info.getWorldSize()));
+        assertEquals("n1 true false 64 512 100 200 300 400 native avx2 7", info.getNodeId() + " " + info.getEmbeds() + " "
+                + info.getProducesLogits() + " " + info.getEmbedding() + " " + info.getVocab() + " " + info.getWeightBytes() + " "
+                + info.getKvBytes() + " " + info.getMemoryUsedBytes() + " " + info.getMemoryFreeBytes() + " "
+                + info.getBackend() + " " + info.getIsa() + " " + info.getLoadMillis());
+        assertEquals("tensor slice 1/2 of 5 layers", summary.describe());
+        assertEquals(ml.juno.node.v1.ShardState.SHARD_STATE_READY, ProtoMapping.toProto(ShardPhase.READY));
     }
 
     @Test
