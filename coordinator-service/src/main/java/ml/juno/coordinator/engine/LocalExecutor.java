@@ -9,9 +9,8 @@ import ml.juno.engine.model.Logits;
 import ml.juno.engine.step.StepBatch;
 
 /**
- * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: the plan becomes its {@link StepBatch}
- * (the one step shape, also what the nodes take), which the session takes as it is (block tables, then all rows,
- * prefill chunks and decode rows, as one batched forward step), and the rows that asked are sampled straight from the
+ * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: the plan's {@link StepBatch} (prefill
+ * chunks and decode rows together) goes to the session as it is, and the rows that asked are sampled straight from the
  * session's logits buffer ({@link SamplingStage}): the step answers tokens.
  *
  * <p>Anything wrong (a plan that does not fit the session, an engine exception) becomes a {@link StepResult.Failure};

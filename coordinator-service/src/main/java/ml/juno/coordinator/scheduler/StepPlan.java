@@ -32,8 +32,8 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
     }
 
     /**
-     * This plan in the one step shape the in-process engine and the nodes take: every token a row, logits wanted on
-     * the last token of each row that asks, each row's block table. Not for an empty plan.
+     * This plan as a {@link StepBatch}: every token a row, logits wanted on the last token of each row that asks, each
+     * row's block table. Not for an empty plan.
      */
     public StepBatch batch() {
         int n = totalTokens();

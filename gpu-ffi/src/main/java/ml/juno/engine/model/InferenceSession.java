@@ -15,9 +15,8 @@ import ml.juno.engine.step.StepRows;
 /**
  * Runs forward steps of one {@link Model}: owns the KV cache ({@code maxSequences} slots × context, flat; or a block
  * pool reached through per-slot block tables, paged) and the preallocated buffers. {@link #forward} takes one
- * {@link StepBatch} (the step shape the coordinator's executor and a node's shard pass on as they get it) and returns
- * logits for the rows that asked; prompts go through in chunks of up to {@code maxBatch} rows, never token by token.
- * Not thread-safe: one inference thread.
+ * {@link StepBatch} and returns logits for the rows that asked; prompts go through in chunks of up to {@code maxBatch}
+ * rows, never token by token. Not thread-safe: one inference thread.
  */
 public final class InferenceSession implements AutoCloseable {
     private final Model model;
