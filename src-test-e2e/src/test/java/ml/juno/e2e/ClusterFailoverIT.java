@@ -187,5 +187,12 @@ class ClusterFailoverIT {
             assertEquals("UP", node.get("state").asText(), node.toString());
             assertTrue(node.get("address").asText().startsWith("127.0.0.1:"), node.toString());
         }
+        // the dashboard draws the same, in headless Chromium
+        ml.juno.e2e.harness.NodeScripts.install(true);
+        Path profile = java.nio.file.Files.createTempDirectory("juno-chromium-");
+        ml.juno.e2e.harness.NodeScripts.Result r = ml.juno.e2e.harness.NodeScripts.run("health-check.mjs", Duration.ofMinutes(2),
+                coordinator.url("/").toString(), profile.toString(), "2");
+        assertEquals(0, r.exitCode(), r.output());
+        assertTrue(r.checks().stream().anyMatch(l -> l.startsWith("ok health-ui")), r.output());
     }
 }

@@ -43,4 +43,18 @@ class WebConsoleIT {
             }
         }
     }
+
+    @Test
+    void healthDashboard_showsTheServersStateInHeadlessChromium() throws Exception {
+        Path profile = Files.createTempDirectory("juno-chromium-");
+        try {
+            NodeScripts.Result r = NodeScripts.run("health-check.mjs", Duration.ofMinutes(2), server.url("/").toString(), profile.toString(), "0");
+            assertEquals(0, r.exitCode(), r.output() + "\nserver log:\n" + server.log());
+            assertTrue(r.checks().stream().anyMatch(l -> l.startsWith("ok health-ui")), r.output());
+        } finally {
+            try (Stream<Path> files = Files.walk(profile)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
 }

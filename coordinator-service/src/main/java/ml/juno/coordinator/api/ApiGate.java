@@ -45,7 +45,8 @@ public class ApiGate {
     static final String KEY_NAME = "juno.api.key-name";
     /** The caller's name when no keys are configured. */
     public static final String ANONYMOUS = "anonymous";
-    private static final Set<String> CONSOLE = Set.of("/", "/index.html", "/console.js", "/console.css", "/favicon.ico");
+    private static final Set<String> CONSOLE = Set.of("/", "/index.html", "/console.js", "/console.css", "/favicon.ico",
+            "/health-ui", "/health-ui/", "/health-ui/index.html", "/health-ui/health-ui.js"); // pages; their data needs the key
 
     private final ApiKeyRing ring;
     private final KeyLimits limits;
@@ -117,7 +118,7 @@ public class ApiGate {
         rc.put(KEY_NAME, name);
         if (path.startsWith("/v1/")) {
             boolean generates = rc.request().method() == HttpMethod.POST
-                    && (path.equals("/v1/chat/completions") || path.equals("/v1/completions"));
+                    && (path.equals("/v1/chat/completions") || path.equals("/v1/completions") || path.startsWith("/v1/inference"));
             KeyLimits.Decision d = limits.admit(name, generates);
             KeyMeters m = meters(name);
             if (!d.allowed()) {

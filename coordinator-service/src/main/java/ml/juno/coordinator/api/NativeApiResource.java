@@ -178,6 +178,10 @@ public class NativeApiResource {
             h.put("kvBlocksUsed", s.kvBlocksUsed());
             h.put("kvBlocksTotal", s.kvBlocksTotal());
             h.put("steps", s.steps());
+            h.put("promptTokens", s.promptTokens());
+            h.put("generatedTokens", s.generatedTokens());
+            h.put("prefixHitTokens", s.prefixHitTokens());
+            h.put("prefixMissTokens", s.prefixMissTokens());
             List<Map<String, Object>> nodes = new ArrayList<>();
             for (Topology.Node n : t.nodes()) {
                 Map<String, Object> node = new LinkedHashMap<>();
@@ -189,6 +193,11 @@ public class NativeApiResource {
                 node.put("layers", List.of(n.firstLayer(), n.endLayer()));
                 node.put("tensorRank", n.tensorRank());
                 node.put("worldSize", n.worldSize());
+                node.put("bytesSent", n.bytesSent());
+                node.put("bytesReceived", n.bytesReceived());
+                node.put("calls", n.calls());
+                node.put("meanCallMs", n.calls() == 0 ? 0.0 : n.callNanos() / 1e6 / n.calls());
+                node.put("meanComputeMs", n.calls() == 0 ? 0.0 : n.computeNanos() / 1e6 / n.calls());
                 nodes.add(node);
             }
             h.put("nodes", nodes);

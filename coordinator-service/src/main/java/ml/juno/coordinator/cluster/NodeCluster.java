@@ -76,7 +76,8 @@ final class NodeCluster implements AutoCloseable {
             ShardAssignment a = assignments.get(l.index);
             boolean up = l.isUp();
             nodes.add(new ml.juno.coordinator.engine.Topology.Node(l.address.toString(), up, up ? "" : l.downReason(),
-                    a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize()));
+                    a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize(), l.bytesSent, l.bytesReceived, l.hops,
+                    l.hopNanos, l.computeNanos));
         }
         return new ml.juno.coordinator.engine.Topology(config.parallelism().name().toLowerCase(java.util.Locale.ROOT),
                 config.wire().dtype().name(), config.wire().order().toString(), nodes);

@@ -30,7 +30,13 @@ public record Topology(String mode, String dtype, String byteOrder, List<Node> n
      * @param endLayer   one past its last layer
      * @param tensorRank its slice of each layer (0 of 1 in a pipeline)
      * @param worldSize  slices per layer
+     * @param bytesSent     bytes sent to it since the engine started
+     * @param bytesReceived bytes received from it
+     * @param calls         step calls it answered
+     * @param callNanos     their time from send to answer, summed
+     * @param computeNanos  the time it says it computed, summed
      */
-    public record Node(String address, boolean up, String reason, int firstLayer, int endLayer, int tensorRank, int worldSize) {
+    public record Node(String address, boolean up, String reason, int firstLayer, int endLayer, int tensorRank, int worldSize,
+                       long bytesSent, long bytesReceived, long calls, long callNanos, long computeNanos) {
     }
 }

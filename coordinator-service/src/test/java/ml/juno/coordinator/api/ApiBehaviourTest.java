@@ -81,7 +81,9 @@ class ApiBehaviourTest {
         given().get("/q/health/ready").then().statusCode(200);
         String page = given().get("/").then().statusCode(200).extract().asString();
         assertTrue(page.contains("console.js"), page);
-        for (String asset : List.of("/", "/console.js", "/console.css")) {
+        String dashboard = given().get("/health-ui").then().statusCode(200).extract().asString();
+        assertTrue(dashboard.contains("health-ui.js"), dashboard);
+        for (String asset : List.of("/", "/console.js", "/console.css", "/health-ui/", "/health-ui/health-ui.js")) {
             String text = given().get(asset).then().statusCode(200).extract().asString();
             assertFalse(text.contains("http://") || text.contains("https://") || text.contains("//cdn"), asset + " loads nothing from the network");
         }
