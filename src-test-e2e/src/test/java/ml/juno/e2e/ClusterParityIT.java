@@ -103,7 +103,7 @@ class ClusterParityIT {
     }
 
     @Test
-    void tensorParallelOverTwoAndFourNodes_givesTheLocalGreedyTokens() throws Exception {
+    void tensorParallelOverTwoThreeAndFourNodes_givesTheLocalGreedyTokens() throws Exception {
         for (Path model : List.of(TINY_LLAMA, STORIES)) {
             List<List<Integer>> want = local(model, TP_PROMPTS, TP_TOKENS);
             for (int n : new int[] {2, 4}) {
@@ -111,6 +111,10 @@ class ClusterParityIT {
                         model.getFileName() + ", tensor parallel over " + n + " nodes");
             }
         }
+        // the default 3 nodes on the bundled model: 4 KV heads split 2/1/1 (query heads 4/2/2), the FFN in whole blocks
+        assertEquals(local(STORIES, TP_PROMPTS, TP_TOKENS),
+                cluster(STORIES, Parallelism.TENSOR, 3, ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN, TP_PROMPTS, TP_TOKENS),
+                "stories260K, tensor parallel over 3 nodes (uneven)");
     }
 
     @Test

@@ -29,6 +29,7 @@ public final class ShardTensors {
     private final AllReduce allReduce;
     private final AttentionShape local;
     private final int kvStart;
+    private final int qStart;
 
     public ShardTensors(GgufFile file, ModelConfig config, ShardSpec shard, AllReduce allReduce) {
         this.file = file;
@@ -46,14 +47,32 @@ public final class ShardTensors {
         if (parts > 1 && allReduce == null) {
             throw new IllegalArgumentException("tensor-parallel shards (" + parts + " slices) need an all-reduce");
         }
-        if (a.heads() % parts != 0 || (a.kvHeads() % parts != 0 && parts % a.kvHeads() != 0)) {
-            throw new IllegalArgumentException("cannot split " + a.heads() + " heads and " + a.kvHeads() + " KV heads into "
-                    + parts + " tensor-parallel slices");
+        String impossible = splitProblem(a.heads(), a.kvHeads(), parts);
+        if (impossible != null) {
+            throw new IllegalArgumentException(impossible);
         }
-        int hLocal = a.heads() / parts;
-        int kvLocal = a.kvHeads() % parts == 0 ? a.kvHeads() / parts : 1;
+        int rank = shard.tensorRank();
         int group = a.heads() / a.kvHeads();
-        this.kvStart = a.kvHeads() % parts == 0 ? shard.tensorRank() * kvLocal : shard.tensorRank() * hLocal / group;
+        int hLocal;
+        int kvLocal;
+        if (a.kvHeads() % parts == 0) { // even: KV heads and their query groups
+            kvLocal = a.kvHeads() / parts;
+            hLocal = a.heads() / parts;
+            this.kvStart = rank * kvLocal;
+            this.qStart = rank * hLocal;
+        } else if (parts % a.kvHeads() == 0) { // fewer KV heads than slices: each slice's queries share one, replicated
+            hLocal = a.heads() / parts;
+            kvLocal = 1;
+            this.qStart = rank * hLocal;
+            this.kvStart = qStart / group;
+        } else { // uneven (8 heads, 4 KV heads on 3 slices: 2/1/1 KV heads, 4/2/2 query heads): whole KV groups per slice
+            int base = a.kvHeads() / parts;
+            int extra = a.kvHeads() % parts;
+            kvLocal = base + (rank < extra ? 1 : 0);
+            hLocal = kvLocal * group;
+            this.kvStart = rank * base + Math.min(rank, extra);
+            this.qStart = kvStart * group;
+        }
         this.local = new AttentionShape(hLocal, kvLocal, a.headDim(), a.scale());
     }
 
@@ -102,13 +121,55 @@ public final class ShardTensors {
         return shard.tensorRank();
     }
 
-    /** Width {@code total} split across ranks: this rank's share, refused when uneven. */
-    public int localWidth(String what, int total) {
-        if (total % parts() != 0) {
-            throw new IllegalArgumentException("cannot split " + what + " of " + total + " into " + parts()
-                    + " tensor-parallel slices");
+    /**
+     * Why {@code heads} query heads and {@code kvHeads} KV heads cannot be split into {@code parts} tensor-parallel
+     * slices, or null when they can: evenly, with a replicated KV head per slice (more slices than KV heads, dividing
+     * them), or unevenly by whole KV groups (more KV heads than slices: 4 KV heads on 3 slices are 2/1/1).
+     */
+    public static String splitProblem(int heads, int kvHeads, int parts) {
+        if (parts <= 1) {
+            return null;
         }
-        return total / parts();
+        if (kvHeads <= 0 || heads % kvHeads != 0) {
+            return "cannot split " + heads + " heads and " + kvHeads + " KV heads: the heads are not whole KV groups";
+        }
+        if (kvHeads % parts == 0 || kvHeads > parts || (parts % kvHeads == 0 && heads % parts == 0)) {
+            return null;
+        }
+        return "cannot split " + heads + " heads and " + kvHeads + " KV heads into " + parts + " tensor-parallel slices (use at most "
+                + kvHeads + " slices, or a number of slices that " + kvHeads + " divides and that divides " + heads + ")";
+    }
+
+    /**
+     * Rows {@code [start, start+count)} of a width {@code total} (an FFN's columns) that this rank computes: an even share,
+     * or, when {@code total} does not split evenly, shares of whole {@code unit}s (the block size of the matrix whose
+     * input columns are sliced), the first ranks taking one more. Refused when a rank would get nothing or blocks split.
+     */
+    public int[] localRange(String what, int total, int unit) {
+        int parts = parts();
+        if (total % parts == 0 && (total / parts) % unit == 0) {
+            int w = total / parts;
+            return new int[] {rank() * w, w};
+        }
+        if (total % unit != 0 || total / unit < parts) {
+            throw new IllegalArgumentException("cannot split " + what + " of " + total + " into " + parts
+                    + " tensor-parallel slices of whole blocks of " + unit);
+        }
+        int units = total / unit;
+        int base = units / parts;
+        int extra = units % parts;
+        int start = (rank() * base + Math.min(rank(), extra)) * unit;
+        return new int[] {start, (base + (rank() < extra ? 1 : 0)) * unit};
+    }
+
+    /** First query head of this rank. */
+    public int queryHeadStart() {
+        return qStart;
+    }
+
+    /** First KV head of this rank. */
+    public int kvHeadStart() {
+        return kvStart;
     }
 
     // --- attention
@@ -139,9 +200,9 @@ public final class ShardTensors {
             return w;
         }
         int hd = local.headDim();
-        return new Attention.AttentionWeights(w.q().rowSlice(rank() * local.qDim(), local.qDim()),
+        return new Attention.AttentionWeights(w.q().rowSlice(qStart * hd, local.qDim()),
                 w.k().rowSlice(kvStart * hd, local.kvDim()), w.v().rowSlice(kvStart * hd, local.kvDim()),
-                w.o().columnSlice(rank() * local.qDim(), local.qDim()));
+                w.o().columnSlice(qStart * hd, local.qDim()));
     }
 
     /** The optional {@code attn_q/k/v.bias} and {@code attn_output.bias} of layer {@code l}, sliced. */
@@ -152,7 +213,7 @@ public final class ShardTensors {
         float[] k = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_K, TensorNames.BIAS), a.kvDim()).orElse(null);
         float[] v = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_V, TensorNames.BIAS), a.kvDim()).orElse(null);
         float[] o = tensors.optionalVector(TensorNames.block(l, TensorNames.ATTN_OUT, TensorNames.BIAS), config.dims().embedding()).orElse(null);
-        return new Attention.Biases(part(q, rank() * local.qDim(), local.qDim()), part(k, kvStart * hd, local.kvDim()),
+        return new Attention.Biases(part(q, qStart * hd, local.qDim()), part(k, kvStart * hd, local.kvDim()),
                 part(v, kvStart * hd, local.kvDim()), rank() == 0 ? o : null);
     }
 
@@ -197,8 +258,9 @@ public final class ShardTensors {
         if (parts() == 1) {
             return new GatedFfn(gate, up, down, activation);
         }
-        int w = localWidth("FFN width", gate.rows());
-        int from = rank() * w;
+        int[] range = localRange("FFN width", gate.rows(), down.type().blockSize);
+        int from = range[0];
+        int w = range[1];
         return new GatedFfn(gate.rowSlice(from, w), up.rowSlice(from, w), down.columnSlice(from, w), activation);
     }
 

@@ -38,6 +38,8 @@ class TensorParallelTest {
             cases.add(Arguments.of(file, 2));
             cases.add(Arguments.of(file, 4));
         }
+        // uneven: 4 KV heads on 3 slices are 2/1/1 KV groups (4/2/2 query heads), the FFN split in whole blocks
+        cases.add(Arguments.of("stories260K.gguf", 3));
         return cases.stream();
     }
 
@@ -116,8 +118,13 @@ class TensorParallelTest {
     void headCountsThatDoNotSplit_areRefusedWithTheCounts() throws Exception {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"))) {
             var e = assertThrows(IllegalArgumentException.class,
-                    () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 3), Backends::select, new LocalAllReduce(3).forRank(0)));
-            assertEquals("cannot split 8 heads and 4 KV heads into 3 tensor-parallel slices", e.getMessage());
+                    () -> Model.load(f, OPTIONS, new ShardSpec(0, 5, 0, 5), Backends::select, new LocalAllReduce(5).forRank(0)));
+            assertTrue(e.getMessage().startsWith("cannot split 8 heads and 4 KV heads into 5 tensor-parallel slices (use at most 4"),
+                    e.getMessage());
         }
+        assertEquals(null, ShardTensors.splitProblem(32, 4, 3), "TinyLlama's 4 KV heads on 3 slices: 2/1/1");
+        assertEquals(null, ShardTensors.splitProblem(32, 8, 8));
+        assertEquals(null, ShardTensors.splitProblem(8, 2, 4), "a replicated KV head per pair of slices");
+        assertTrue(ShardTensors.splitProblem(12, 2, 3) != null, "2 KV heads on 3 slices would split a KV group");
     }
 }
