@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
                 PendingCommands.Merge.class,
                 TestCommand.class,
                 MetricsCommand.class,
+                MatrixCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"",
