@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * Killing a node during a stream gives the client an error within the step deadline; after the node is started
  * again on its port, the coordinator reloads its shard and a new request gets the same answer as before.
  */
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class ClusterFailoverIT {
     static final Path ROOT = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
     static final Path MODEL = Path.of(System.getProperty("juno.models.dir", ROOT.resolve("models").toString()),
@@ -76,6 +77,7 @@ class ClusterFailoverIT {
     }
 
     @Test
+    @org.junit.jupiter.api.Order(1) // before the kill test, which leaves node 1 stopped
     void aStrangersLoadShard_forAPathOutsideTheModelsDir_leavesALiveStreamAlone() throws Exception {
         LocalServer.awaitReady(coordinator, Duration.ofSeconds(30));
         HttpResponse<InputStream> stream = HTTP.send(completion(200, true), HttpResponse.BodyHandlers.ofInputStream());
@@ -115,6 +117,7 @@ class ClusterFailoverIT {
     }
 
     @Test
+    @org.junit.jupiter.api.Order(2)
     void killedNodeMidStream_failsTheStreamWithinTheDeadline_andTheClusterServesAgainAfterRestart() throws Exception {
         String before = text(HTTP.send(completion(16, false), HttpResponse.BodyHandlers.ofString()));
         assertFalse(before.isEmpty());
