@@ -43,6 +43,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
+    @Mixin
+    DrainOption drain = new DrainOption();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -57,6 +60,7 @@ final class ClusterCommand implements Callable<Integer> {
 
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
+    private volatile Process coordinatorProcess;
 
     @Override
     public Integer call() throws IOException {
@@ -84,6 +88,7 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("quarkus.http.host", host);
         coordProps.putAll(cluster.properties(addresses.toString()));
         coordProps.putAll(access.properties());
+        coordProps.putAll(drain.properties());
         Map<String, String> coordEnv = access.environment();
         coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
@@ -94,21 +99,52 @@ final class ClusterCommand implements Callable<Integer> {
             System.err.println("juno: recording JFR (" + jfr.duration + ") in every JVM: " + jfr.file("coordinator") + ", " + jfr.file("node-0") + ", …");
         }
         Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
+        coordinatorProcess = coordinator;
         PrintWriter out = spec.commandLine().getOut();
         out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder + ") at "
-                + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
+                + addresses + "; API on http://" + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in "
+                + logDir.toAbsolutePath());
         out.flush();
         try {
-            int rc = coordinator.waitFor();
-            if (!stopping) {
-                spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + "; see " + logDir.resolve("coordinator.log"));
+            while (true) {
+                int rc = coordinator.waitFor();
+                if (stopping) {
+                    return rc;
+                }
+                if (restartsCoordinator(rc)) {
+                    // killed (kill -9, the OOM killer): it held no state the nodes need, so start it again; it reloads their shards
+                    spec.commandLine().getErr().println("juno: the coordinator died (exit " + rc + "); restarting it");
+                    coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
+                    coordinatorProcess = coordinator;
+                    continue;
+                }
+                spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + fatalLine(logDir.resolve("coordinator.log"))
+                        + "; see " + logDir.resolve("coordinator.log"));
+                return rc;
             }
-            return rc;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return 130;
         } finally {
             stopAll();
+        }
+    }
+
+    /**
+     * Whether a coordinator that ended with {@code rc} is started again: when a signal killed it (exit 128 + signal, e.g.
+     * 137 for SIGKILL), not when it exited by itself (0, or 1 after an impossible configuration, which would only repeat).
+     */
+    static boolean restartsCoordinator(int rc) {
+        return rc > 128 && rc != 130 && rc != 143; // SIGINT/SIGTERM are a request to stop
+    }
+
+    /** ": REASON" from the last FATAL line of the coordinator's log, or "". */
+    static String fatalLine(Path log) {
+        try (var lines = Files.lines(log)) {
+            return lines.filter(l -> l.contains("FATAL: ")).reduce((a, b) -> b)
+                    .map(l -> ": " + l.substring(l.indexOf("FATAL: ") + 7)).orElse("");
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "";
         }
     }
 
@@ -161,6 +197,18 @@ final class ClusterCommand implements Callable<Integer> {
         synchronized (this) {
             stopping = true;
             all = new ArrayList<>(children);
+        }
+        // the coordinator first, so it can drain its running requests (--drain-timeout) while the nodes still compute
+        Process coordinator = coordinatorProcess;
+        if (coordinator != null && coordinator.isAlive()) {
+            coordinator.destroy();
+            try {
+                if (!coordinator.waitFor(drain.millis() + 10_000, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    coordinator.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                coordinator.destroyForcibly();
+            }
         }
         for (Process p : all) {
             p.destroy();

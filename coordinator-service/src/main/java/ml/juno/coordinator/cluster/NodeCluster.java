@@ -42,6 +42,7 @@ final class NodeCluster implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Thread health;
     private volatile boolean closed;
+    private final Heartbeat heartbeat;
     private long lastPing;
 
     /**
@@ -55,6 +56,7 @@ final class NodeCluster implements AutoCloseable {
             links.add(new NodeLink(config.nodes().get(i), i));
         }
         this.health = Thread.ofPlatform().name("juno-cluster-health").daemon().unstarted(this::healthLoop);
+        this.heartbeat = new Heartbeat(links);
     }
 
     List<NodeLink> links() {
@@ -90,6 +92,7 @@ final class NodeCluster implements AutoCloseable {
         }
         lastPing = System.nanoTime();
         health.start();
+        heartbeat.start();
     }
 
     /** Loads the node's shard (again) and opens its step stream. */
@@ -278,6 +281,7 @@ final class NodeCluster implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        heartbeat.stop();
         health.interrupt();
         for (NodeLink l : links) {
             l.close();

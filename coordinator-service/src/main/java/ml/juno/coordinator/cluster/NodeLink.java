@@ -79,6 +79,15 @@ final class NodeLink implements AutoCloseable {
         closeStream();
     }
 
+    /** Marks the node down and ends a wait for its step answer now (the heartbeat found it unresponsive). */
+    void abort(String reason) {
+        BlockingQueue<Object> q = in;
+        markDown(reason);
+        if (q != null) {
+            q.offer(new Ended(new IllegalStateException(reason)));
+        }
+    }
+
     NodeStatus status(Duration deadline) throws NodeFailure {
         try {
             channel.resetConnectBackoff(); // a restarted node is reachable at once, not after gRPC's growing backoff

@@ -46,15 +46,24 @@ public final class ShardTensors {
         if (parts > 1 && allReduce == null) {
             throw new IllegalArgumentException("tensor-parallel shards (" + parts + " slices) need an all-reduce");
         }
-        if (a.heads() % parts != 0 || (a.kvHeads() % parts != 0 && parts % a.kvHeads() != 0)) {
-            throw new IllegalArgumentException("cannot split " + a.heads() + " heads and " + a.kvHeads() + " KV heads into "
-                    + parts + " tensor-parallel slices");
-        }
+        requireSplittable(config, parts);
         int hLocal = a.heads() / parts;
         int kvLocal = a.kvHeads() % parts == 0 ? a.kvHeads() / parts : 1;
         int group = a.heads() / a.kvHeads();
         this.kvStart = a.kvHeads() % parts == 0 ? shard.tensorRank() * kvLocal : shard.tensorRank() * hLocal / group;
         this.local = new AttentionShape(hLocal, kvLocal, a.headDim(), a.scale());
+    }
+
+    /**
+     * Refuses a tensor-parallel split of {@code config} into {@code parts} slices that cannot work: query heads must
+     * divide, and KV heads divide or be divided by the slices. The coordinator checks it before any node loads.
+     */
+    public static void requireSplittable(ModelConfig config, int parts) {
+        var a = config.attention();
+        if (parts < 1 || a.heads() % parts != 0 || (a.kvHeads() % parts != 0 && parts % a.kvHeads() != 0)) {
+            throw new IllegalArgumentException("cannot split " + a.heads() + " heads and " + a.kvHeads() + " KV heads into "
+                    + parts + " tensor-parallel slices");
+        }
     }
 
     public ModelConfig config() {
