@@ -25,7 +25,7 @@ final class DrainOption {
         if (d.isNegative()) {
             throw new CliException("--drain-timeout must be >= 0");
         }
-        return d.isZero() ? Map.of() : Map.of("quarkus.shutdown.timeout", d.toMillis() + "ms");
+        return Map.of("quarkus.shutdown.timeout", d.toMillis() + "ms");
     }
 
     /** The drain time in milliseconds (0 when none). */
