@@ -55,12 +55,16 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; nodes always listen on 127.0.0.1).")
     String host;
 
+    @Option(names = "--no-tls", description = "Plaintext between the coordinator and its nodes (default: mutual TLS with certificates made at each start in LOG_DIR/tls, or --tls-dir).")
+    boolean noTls;
+
     @Option(names = "--log-dir", defaultValue = "juno-logs", description = "Directory for node-N.log and coordinator.log (default: ${DEFAULT-VALUE}).")
     Path logDir;
 
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
     private volatile Process coordinatorProcess;
+    private Path tlsDir;
 
     @Override
     public Integer call() throws IOException {
@@ -87,6 +91,14 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("quarkus.http.port", Integer.toString(apiPort));
         coordProps.put("quarkus.http.host", host);
         coordProps.putAll(cluster.properties(addresses.toString()));
+        Path tls = cluster.tlsDir == null ? null : cluster.tlsDir.toAbsolutePath();
+        if (tls == null && !noTls) {
+            // fresh certificates for this run: only these nodes and this coordinator trust each other
+            tls = logDir.resolve("tls").toAbsolutePath();
+            ml.juno.coordinator.tls.ClusterCertificates.write(tls, nodes, List.of(), java.time.Duration.ofDays(30));
+            coordProps.put("juno.cluster.tls-dir", tls.toString());
+        }
+        this.tlsDir = tls;
         coordProps.putAll(access.properties());
         coordProps.putAll(drain.properties());
         Map<String, String> coordEnv = access.environment();
@@ -101,8 +113,8 @@ final class ClusterCommand implements Callable<Integer> {
         Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
         coordinatorProcess = coordinator;
         PrintWriter out = spec.commandLine().getOut();
-        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder + ") at "
-                + addresses + "; API on http://" + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in "
+        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder
+                + (tlsDir != null ? ", mutual TLS" : ", plaintext") + ") at " + addresses + "; API on http://" + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in "
                 + logDir.toAbsolutePath());
         out.flush();
         try {
@@ -153,7 +165,19 @@ final class ClusterCommand implements Callable<Integer> {
      * models from), its name, our pid, and {@code --backend} when given.
      */
     static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps, Path modelsDir) {
+        try {
+            return nodeProperties(i, port, backendProps, modelsDir, null);
+        } catch (IOException e) {
+            throw new CliException(e.getMessage());
+        }
+    }
+
+    /** As above, with mutual TLS from {@code tls} (null: plaintext): the node serves node-I.pem and wants the CA's clients. */
+    static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps, Path modelsDir, Path tls) throws IOException {
         Map<String, String> props = new LinkedHashMap<>();
+        if (tls != null) {
+            props.putAll(ml.juno.coordinator.tls.TlsDir.nodeProperties(tls, "node-" + i, port));
+        }
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", "127.0.0.1");
         props.put("juno.node.models-dir", modelsDir.toString());
@@ -165,7 +189,7 @@ final class ClusterCommand implements Callable<Integer> {
 
     /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
     private void superviseNode(Path app, int i, int port, Map<String, String> backendProps) throws IOException {
-        Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent());
+        Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent(), tlsDir);
         Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i), Map.of());
         p.onExit().thenRun(() -> {
             if (!stopping) {

@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
                 PendingCommands.Merge.class,
                 TestCommand.class,
                 MetricsCommand.class,
+                CertsCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno cluster' (3 local",

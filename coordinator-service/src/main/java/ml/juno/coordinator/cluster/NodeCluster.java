@@ -53,7 +53,7 @@ final class NodeCluster implements AutoCloseable {
         this.assignments = assignments;
         this.base = base;
         for (int i = 0; i < config.nodes().size(); i++) {
-            links.add(new NodeLink(config.nodes().get(i), i));
+            links.add(new NodeLink(config.nodes().get(i), i, config.tlsDir()));
         }
         this.health = Thread.ofPlatform().name("juno-cluster-health").daemon().unstarted(this::healthLoop);
         this.heartbeat = new Heartbeat(links);
