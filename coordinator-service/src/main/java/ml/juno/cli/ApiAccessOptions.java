@@ -78,4 +78,35 @@ final class ApiAccessOptions {
         }
         return Map.of("JUNO_API_KEYS", all.toString());
     }
+
+    /**
+     * The key the terminal chat of this server presents: env {@code JUNO_API_KEY}, else the first {@code --api-key} (or
+     * {@code JUNO_API_KEYS} entry), else the first key of {@code --api-key-file}; null when no key is set (none needed).
+     */
+    String chatKey() {
+        String own = System.getenv("JUNO_API_KEY");
+        if (own != null && !own.isBlank()) {
+            return own.strip();
+        }
+        List<String> entries = new java.util.ArrayList<>(keys);
+        String inherited = System.getenv("JUNO_API_KEYS");
+        if (inherited != null) {
+            entries.addAll(List.of(inherited.split("[\\r\\n,]+")));
+        }
+        if (keyFile != null) {
+            try {
+                entries.addAll(Files.readAllLines(keyFile));
+            } catch (java.io.IOException unreadable) {
+                // properties() has refused it already
+            }
+        }
+        for (String raw : entries) {
+            String line = raw.strip();
+            if (!line.isEmpty() && !line.startsWith("#")) {
+                int colon = line.indexOf(':'); // as ApiKeys reads an entry: name:key or key
+                return colon > 0 ? line.substring(colon + 1).strip() : line;
+            }
+        }
+        return null;
+    }
 }

@@ -49,11 +49,21 @@ final class AppProcess {
 
     /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
-        return runForeground(app, systemProperties, jvmOptions, Map.of());
+        return runForeground(app, systemProperties, jvmOptions, Map.of(), () -> {});
     }
 
     /** As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys). */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment) {
+        return runForeground(app, systemProperties, jvmOptions, environment, () -> {});
+    }
+
+    /**
+     * As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys);
+     * {@code afterExit} runs once when the child has exited, whether it ended by itself or we are being stopped (Ctrl-C,
+     * SIGTERM: then from the shutdown hook, after the child is gone).
+     */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment,
+                             Runnable afterExit) {
         ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
         pb.environment().putAll(environment);
         Process p;
@@ -62,6 +72,12 @@ final class AppProcess {
         } catch (IOException e) {
             throw new CliException("cannot start " + app + ": " + e.getMessage());
         }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable once = () -> {
+            if (done.compareAndSet(false, true)) {
+                afterExit.run();
+            }
+        };
         Thread killer = new Thread(() -> {
             p.destroy();
             try {
@@ -69,14 +85,52 @@ final class AppProcess {
             } catch (InterruptedException ignored) {
                 p.destroyForcibly();
             }
+            once.run();
         }, "juno-child-stopper");
         Runtime.getRuntime().addShutdownHook(killer);
         try {
-            return p.waitFor();
+            int rc = p.waitFor();
+            once.run();
+            return rc;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             p.destroy();
             return 130;
         }
+    }
+
+    /** Starts the app in the background, its output appended to {@code log}. */
+    static Process startBackground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment,
+                                   Path log) {
+        ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(environment);
+        try {
+            return pb.start();
+        } catch (IOException e) {
+            throw new CliException("cannot start " + app + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Waits until the server on {@code port} answers its readiness check, or {@code process} exits, or the timeout ends.
+     * True when it is ready.
+     */
+    static boolean awaitReady(Process process, int port, java.time.Duration timeout) throws InterruptedException {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(2)).build();
+        java.net.http.HttpRequest ready = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/q/health/ready"))
+                .timeout(java.time.Duration.ofSeconds(5)).build();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (process.isAlive() && System.nanoTime() < deadline) {
+            try {
+                if (http.send(ready, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return true;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(250);
+        }
+        return false;
     }
 }

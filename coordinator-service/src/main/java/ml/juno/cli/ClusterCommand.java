@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.Callable;
+import ml.juno.engine.EngineInfo;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -41,6 +42,9 @@ final class ClusterCommand implements Callable<Integer> {
     BackendOption backend = new BackendOption();
 
     @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
+    @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
     @Mixin
@@ -55,16 +59,29 @@ final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; nodes always listen on 127.0.0.1).")
     String host;
 
-    @Option(names = "--no-tls", description = "Plaintext between the coordinator and its nodes (default: mutual TLS with certificates made at each start in LOG_DIR/tls, or --tls-dir).")
+    @Option(names = "--no-tls", description = "Plaintext between the coordinator and its nodes (default: mutual TLS with certificates made at each start in the run's log folder under tls/, or --tls-dir).")
     boolean noTls;
 
-    @Option(names = "--log-dir", defaultValue = "juno-logs", description = "Directory for node-N.log and coordinator.log (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--log-dir", defaultValue = "juno-logs",
+            description = "Folder of the run logs: each run writes node-N.log and coordinator.log in its own folder there, linked as 'latest' (default: ${DEFAULT-VALUE}).")
     Path logDir;
+
+    /** Write the logs in --log-dir itself (juno test gives each cluster its folder). */
+    @Option(names = "--log-dir-is-run", hidden = true)
+    boolean logDirIsRun;
+
+    @Option(names = "--chat", negatable = true, description = "Open the terminal chat beside the API (default: when run on a terminal).")
+    Boolean chat;
+
+    /** Set for the top-level command ({@code ./juno [cluster options]}): print the banner naming the served model. */
+    boolean banner;
 
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
     private volatile Process coordinatorProcess;
     private Path tlsDir;
+    private boolean stopped;
+    private final java.util.concurrent.CountDownLatch stoppedAll = new java.util.concurrent.CountDownLatch(1);
 
     @Override
     public Integer call() throws IOException {
@@ -74,12 +91,25 @@ final class ClusterCommand implements Callable<Integer> {
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
         }
+        Map<String, String> generationProps = generation.properties(); // bad flags first, before the model and the apps
         JunoHome home = JunoHome.detect();
+        Path modelPath = model.resolve().toAbsolutePath();
+        if (banner) {
+            PrintWriter top = spec.commandLine().getOut();
+            top.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
+            top.println("Serving " + home.display(modelPath) + " on http://localhost:" + apiPort + "/ from " + nodes
+                    + " local node processes (" + cluster.parallelism + "; OpenAI API under /v1; 'juno --help' lists every command)");
+            top.flush();
+        }
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
-        Path modelPath = model.resolve().toAbsolutePath();
         Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
-        Files.createDirectories(logDir);
+        jfr.model(modelPath);
+        if (logDirIsRun) {
+            Files.createDirectories(logDir);
+        } else {
+            logDir = RunLogs.create(logDir, "cluster");
+        }
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];
         for (int i = 0; i < nodes; i++) {
@@ -99,6 +129,7 @@ final class ClusterCommand implements Callable<Integer> {
             coordProps.put("juno.cluster.tls-dir", tls.toString());
         }
         this.tlsDir = tls;
+        coordProps.putAll(generationProps);
         coordProps.putAll(access.properties());
         coordProps.putAll(drain.properties());
         Map<String, String> coordEnv = access.environment();
@@ -113,11 +144,24 @@ final class ClusterCommand implements Callable<Integer> {
         Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
         coordinatorProcess = coordinator;
         PrintWriter out = spec.commandLine().getOut();
-        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder
-                + (tlsDir != null ? ", mutual TLS" : ", plaintext") + ") at " + addresses + "; API on http://" + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in "
-                + logDir.toAbsolutePath());
+        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder()
+                + (tlsDir != null ? ", mutual TLS" : ", plaintext") + ") at " + addresses + "; API on http://"
+                + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
         out.flush();
         try {
+            if (chat != null ? chat : TerminalChat.onTerminal()) {
+                if (!AppProcess.awaitReady(coordinator, apiPort, java.time.Duration.ofMinutes(5))) {
+                    spec.commandLine().getErr().println("juno: the cluster did not become ready" + fatalLine(logDir.resolve("coordinator.log"))
+                            + "; see " + logDir.resolve("coordinator.log"));
+                    return 1;
+                }
+                java.net.URI base = java.net.URI.create("http://" + (host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host) + ":" + apiPort);
+                try (TerminalChat.Lines lines = TerminalChat.systemLines(Path.of(System.getProperty("user.home"), ".juno_history"))) {
+                    new TerminalChat(base, null, access.chatKey(), null,
+                        generation.maxTokens != null ? generation.maxTokens : TerminalChat.SERVER_CHAT_MAX_TOKENS, out).run(lines);
+                }
+                return 0; // the chat ended: stop the cluster (finally)
+            }
             while (true) {
                 int rc = coordinator.waitFor();
                 if (stopping) {
@@ -218,9 +262,20 @@ final class ClusterCommand implements Callable<Integer> {
 
     private void stopAll() {
         List<Process> all;
+        boolean first;
         synchronized (this) {
+            first = !stopped;
             stopping = true;
+            stopped = true;
             all = new ArrayList<>(children);
+        }
+        if (!first) { // the other caller (main thread or shutdown hook) stops them; wait for it, summary included
+            try {
+                stoppedAll.await(drain.millis() + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
         }
         // the coordinator first, so it can drain its running requests (--drain-timeout) while the nodes still compute
         Process coordinator = coordinatorProcess;
@@ -246,5 +301,7 @@ final class ClusterCommand implements Callable<Integer> {
                 p.destroyForcibly();
             }
         }
+        jfr.printSummary(spec.commandLine().getOut()); // every JVM has exited and written its recording
+        stoppedAll.countDown();
     }
 }

@@ -23,6 +23,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     ClusterOptions cluster = new ClusterOptions();
 
     @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
+    @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
     @Mixin
@@ -66,6 +69,7 @@ final class CoordinatorCommand implements Callable<Integer> {
             props.put("juno.max-sequences", maxSequences.toString());
         }
         props.putAll(cluster.properties(nodes));
+        props.putAll(generation.properties());
         props.putAll(access.properties());
         props.putAll(drain.properties());
         return props;

@@ -1,5 +1,6 @@
 package ml.juno.cli;
 
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.LinkedHashMap;
@@ -41,6 +42,10 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Option(names = "--dtype", paramLabel = "DTYPE",
+            description = "Accepted for the old command line: activations on the wire between nodes (FLOAT16, INT8, FLOAT32); one process has no wire, so it changes nothing here.")
+    String dtype;
+
     @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
@@ -50,15 +55,76 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     JfrOptions jfr = new JfrOptions();
 
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
+    @Option(names = "--chat", negatable = true,
+            description = "Open the terminal chat beside the API (default: when run on a terminal); the server log then goes to juno-logs/.")
+    Boolean chat;
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
+        jfr.model(model.resolve());
         List<String> jvmOptions = jvmOptions();
         Path app = JunoHome.requireApp(JunoHome.detect().coordinatorApp());
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
         }
-        return AppProcess.runForeground(app, props, jvmOptions, access.environment());
+        if (chat != null ? chat : TerminalChat.onTerminal()) {
+            return withChat(app, props, jvmOptions);
+        }
+        return AppProcess.runForeground(app, props, jvmOptions, access.environment(),
+                () -> jfr.printSummary(new java.io.PrintWriter(System.out, true)));
+    }
+
+    /** The server in the background (its log in a run folder) and the terminal chat in the foreground. */
+    private int withChat(Path app, Map<String, String> props, List<String> jvmOptions) {
+        java.io.PrintWriter out = new java.io.PrintWriter(System.out, true);
+        Path logs;
+        try {
+            logs = RunLogs.create(Path.of("juno-logs"), "local");
+        } catch (java.io.IOException e) {
+            throw new CliException("cannot create the log folder: " + e.getMessage());
+        }
+        Path log = logs.resolve("server.log");
+        Process server = AppProcess.startBackground(app, props, jvmOptions, access.environment(), log);
+        java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable stop = () -> {
+            if (stopped.compareAndSet(false, true)) {
+                server.destroy();
+                try {
+                    if (!server.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                        server.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    server.destroyForcibly();
+                }
+                jfr.printSummary(out);
+            }
+        };
+        Thread hook = new Thread(stop, "juno-local-stopper");
+        Runtime.getRuntime().addShutdownHook(hook);
+        out.println("Serving " + JunoHome.detect().display(model.resolve()) + " on http://" + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort
+                + "/ (API, console); server log: " + log + "; loading…");
+        try {
+            if (!AppProcess.awaitReady(server, apiPort, java.time.Duration.ofMinutes(5))) {
+                out.println("juno: the server did not become ready; see " + log);
+                stop.run();
+                return server.isAlive() ? 1 : Math.max(1, server.exitValue());
+            }
+            URI base = URI.create("http://" + (host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host) + ":" + apiPort);
+            try (TerminalChat.Lines lines = TerminalChat.systemLines(Path.of(System.getProperty("user.home"), ".juno_history"))) {
+                new TerminalChat(base, null, access.chatKey(), null,
+                        generation.maxTokens != null ? generation.maxTokens : TerminalChat.SERVER_CHAT_MAX_TOKENS, out).run(lines);
+            }
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 130;
+        } finally {
+            stop.run();
+        }
     }
 
     /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */
@@ -68,6 +134,14 @@ final class LocalCommand implements Callable<Integer> {
 
     /** The system properties the coordinator app is started with. */
     Map<String, String> properties() {
+        if (dtype != null) {
+            try {
+                ml.juno.model.wire.ActivationDtype.parse(dtype);
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage());
+            }
+        }
+        Map<String, String> generationProps = generation.properties();
         Path modelPath = model.resolve();
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
@@ -83,6 +157,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.context-length", Integer.toString(contextLength));
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid())); // the server exits when this launcher dies
         props.putAll(backend.properties());
+        props.putAll(generationProps);
         props.putAll(access.properties());
         props.putAll(drain.properties());
         if (maxSequences != null) {

@@ -88,12 +88,13 @@ class LocalCommandTest {
     void jfr_addsOneRecordingToTheChildJvm(@TempDir Path dir) {
         assertEquals(List.of(), parse("--model-path", MODEL).jvmOptions(), "no recording unless asked");
         LocalCommand c = parse("--model-path", MODEL, "--jfr", "5m", "--jfr-dir", dir.toString());
+        c.jfr.model(Path.of(MODEL));
         List<String> opts = c.jvmOptions();
         assertEquals(1, opts.size());
         String o = opts.get(0);
         assertTrue(o.startsWith("-XX:StartFlightRecording="), o);
         assertTrue(o.contains("duration=5m") && o.contains("dumponexit=true") && o.contains("settings=default"), o);
-        assertTrue(o.contains("filename=" + dir.toAbsolutePath().normalize().resolve("juno-local-")), o);
+        assertTrue(o.contains("filename=" + dir.toAbsolutePath().normalize().resolve("juno-stories260K-")), o);
         assertFalse(o.contains("juno.MatMul"), o);
         assertTrue(parse("--model-path", MODEL, "--jfr", "30s", "--jfr-matmul").jvmOptions().get(0)
                 .endsWith(",+juno.MatMul#enabled=true"));

@@ -24,7 +24,6 @@ import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -221,9 +220,9 @@ class NodeServiceTest {
              Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
-            ForwardBatch b = new ForwardBatch(16);
+            var b = new ml.juno.engine.step.StepBatch.Builder(16);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-            return s.forward(b).copyRow(0);
+            return s.forward(b.build()).copyRow(0);
         }
     }
 
@@ -232,9 +231,9 @@ class NodeServiceTest {
              Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
-            ForwardBatch b = new ForwardBatch(16);
+            var b = new ml.juno.engine.step.StepBatch.Builder(16);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, false);
-            assertNull(s.forward(b));
+            assertNull(s.forward(b.build()));
             return java.util.Arrays.copyOf(s.hiddenStates(), PROMPT.length * dim);
         }
     }

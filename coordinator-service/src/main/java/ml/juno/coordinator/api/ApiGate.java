@@ -127,7 +127,7 @@ public class ApiGate {
         rc.put(KEY_NAME, name);
         if (path.startsWith("/v1/")) {
             boolean generates = rc.request().method() == HttpMethod.POST
-                    && (path.equals("/v1/chat/completions") || path.equals("/v1/completions"));
+                    && (path.equals("/v1/chat/completions") || path.equals("/v1/completions") || path.startsWith("/v1/inference"));
             KeyLimits.Decision d = limits.admit(name, generates);
             KeyMeters m = meters(name);
             if (!d.allowed()) {

@@ -17,8 +17,9 @@ import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.ModelConfig;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.StepBatch;
+import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
@@ -41,6 +42,11 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     private volatile long steps;
     private volatile long tokens;
     private volatile long prefill;
+
+    @Override
+    public ml.juno.coordinator.engine.Topology topology() {
+        return cluster.topology();
+    }
 
     ClusterExecutor(NodeCluster cluster, int vocab) {
         this.cluster = cluster;
@@ -92,7 +98,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
         }
         int vocab = model.dims().vocab();
         return config.parallelism() == Parallelism.PIPELINE ? new PipelineExecutor(cluster, vocab)
-                : new TensorParallelExecutor(cluster, vocab, ProtoMapping.codec(config.wire().dtype(), config.wire().order()));
+                : new TensorParallelExecutor(cluster, vocab, ActivationCodec.of(config.wire().dtype(), config.wire().order()));
     }
 
     /** Weight bytes of each layer ({@code blk.N.*} tensors), for balancing pipeline stages. */
@@ -124,7 +130,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     /** One step with the nodes; a node's failure is thrown, the cluster applies its policy. */
     abstract StepResult run(StepPlan plan) throws NodeFailure;
 
-    /** The plan as the one step shape; counts its prefill tokens. */
+    /** The plan as a {@link StepBatch}; counts its prefill tokens. */
     final StepBatch batch(StepPlan plan) {
         for (ScheduledRow row : plan.rows()) {
             if (row.tokenCount() > 1) {

@@ -2,9 +2,9 @@ package ml.juno.coordinator.scheduler;
 
 import java.util.ArrayList;
 import java.util.List;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.engine.step.StepRows;
 
 /**
  * What one forward step computes: decode rows first, then prefill chunks. The engine returns logits for
@@ -32,8 +32,8 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
     }
 
     /**
-     * This plan in the one step shape the in-process engine and the nodes take: every token a row, logits wanted on
-     * the last token of each row that asks, each row's block table. Not for an empty plan.
+     * This plan as a {@link StepBatch}: every token a row, logits wanted on the last token of each row that asks, each
+     * row's block table. Not for an empty plan.
      */
     public StepBatch batch() {
         int n = totalTokens();

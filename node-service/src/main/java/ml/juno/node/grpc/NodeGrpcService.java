@@ -8,6 +8,9 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import ml.juno.engine.EngineInfo;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardSummary;
+import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.runtime.ModelsDirectory;
 import ml.juno.node.runtime.ShardHolder;
 import ml.juno.node.v1.LoadShardRequest;
@@ -47,23 +50,24 @@ public class NodeGrpcService implements NodeService {
         long used = rt.totalMemory() - rt.freeMemory();
         NodeStatus.Builder b = NodeStatus.newBuilder()
                 .setNodeId(nodeId)
-                .setState(s.state())
+                .setState(ProtoMapping.toProto(s.phase()))
                 .setMessage(s.message())
                 .setBackend(EngineInfo.cpuBackendName())
                 .setComputeThreads(Runtime.getRuntime().availableProcessors())
                 .setMemoryUsedBytes(used)
                 .setMemoryFreeBytes(rt.maxMemory() - used)
                 .setVersion(EngineInfo.VERSION);
-        ShardInfo info = shard.info();
+        ShardSummary info = shard.info();
         if (info != null && shard.ready()) {
-            b.setShard(info);
+            b.setShard(ProtoMapping.toProto(info));
         }
         return Uni.createFrom().item(b.build());
     }
 
     @Override
     public Uni<ShardInfo> loadShard(LoadShardRequest request) {
-        // checked before the shard is touched: a request for a path this node may not open leaves the loaded shard serving
+        // checked before the shard is touched: a request for a path this node may not open, or one that does not map,
+        // leaves the loaded shard serving
         java.nio.file.Path real;
         try {
             real = models.directory().resolve(request.getModelPath());
@@ -71,8 +75,15 @@ public class NodeGrpcService implements NodeService {
             LOG.warnf("LoadShard refused: %s", e.getMessage());
             return Uni.createFrom().failure(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
         }
-        LoadShardRequest checked = request.toBuilder().setModelPath(real.toString()).build();
+        ShardLoad checked;
+        try {
+            checked = ProtoMapping.fromProto(request.toBuilder().setModelPath(real.toString()).build());
+        } catch (IllegalArgumentException e) {
+            return Uni.createFrom().failure(Status.FAILED_PRECONDITION.withDescription("cannot load " + request.getModelPath()
+                    + ": " + e.getMessage()).asRuntimeException());
+        }
         return Uni.createFrom().completionStage(() -> shard.load(checked))
+                .map(ProtoMapping::toProto)
                 .onFailure().transform(e -> {
                     Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                     return Status.FAILED_PRECONDITION.withDescription(c.getMessage()).asRuntimeException();

@@ -7,9 +7,10 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.wire.ActivationCodec;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.model.wire.Activations;
 import ml.juno.model.wire.ProtoMapping;
+import ml.juno.model.wire.ShardOutput;
 import ml.juno.node.runtime.Exchange;
 import ml.juno.node.runtime.ShardHolder;
 import ml.juno.node.v1.ReducePart;
@@ -61,13 +62,16 @@ final class StepStream implements Exchange {
     /** Runs a wire batch in arrival order; one that is malformed is answered, in its turn, with the reason. */
     private CompletableFuture<Void> batch(ml.juno.node.v1.StepBatch wire) {
         StepBatch batch;
+        Activations activations;
         try {
             batch = ProtoMapping.fromProto(wire);
+            activations = wire.hasActivations() ? ProtoMapping.fromProto(wire.getActivations()) : null;
         } catch (IllegalArgumentException e) {
-            StepOutput error = StepOutput.newBuilder().setStepId(wire.getStepId()).setError(e.getMessage()).build();
+            StepOutput error = ProtoMapping.toProto(ShardOutput.failed(wire.getStepId(), e.getMessage()));
             return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
         }
-        return shard.step(batch, wire.getActivations(), this).thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(o).build()));
+        return shard.step(batch, activations, this)
+                .thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(ProtoMapping.toProto(o)).build()));
     }
 
     /** The coordinator finished sending: answer what is in flight, then complete. */
@@ -86,9 +90,9 @@ final class StepStream implements Exchange {
 
     @Override
     public void allReduce(long stepId, int index, float[] x, int rows, int width) {
-        ActivationCodec c = shard.codec();
+        Activations partial = Activations.encode(shard.codec(), x, 0, rows, width);
         out.emit(StepResponse.newBuilder().setPartial(ReducePart.newBuilder().setStepId(stepId).setIndex(index)
-                .setPartial(ProtoMapping.encode(c, x, 0, rows, width))).build());
+                .setPartial(ProtoMapping.toProto(partial))).build());
         ReduceResult sum;
         try {
             sum = sums.poll(reduceTimeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -107,9 +111,11 @@ final class StepStream implements Exchange {
             throw new IllegalStateException("expected the sum of all-reduce " + index + " of step " + stepId + ", got "
                     + sum.getIndex() + " of step " + sum.getStepId());
         }
-        if (ProtoMapping.rows(sum.getSum()) != rows || ProtoMapping.cols(sum.getSum()) != width) {
-            throw new IllegalStateException("all-reduce sum of shape " + sum.getSum().getShapeList() + ", expected [" + rows + ", " + width + "]");
+        Activations total = ProtoMapping.fromProto(sum.getSum());
+        if (!total.hasShape(rows, width)) {
+            throw new IllegalStateException("all-reduce sum of shape [" + total.rows() + ", " + total.cols() + "], expected ["
+                    + rows + ", " + width + "]");
         }
-        ProtoMapping.decode(sum.getSum(), x, 0);
+        total.decode(x, 0);
     }
 }

@@ -2,8 +2,9 @@ package ml.juno.node.health;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import ml.juno.model.shard.ShardSummary;
+import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.runtime.ShardHolder;
-import ml.juno.node.v1.ShardInfo;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
@@ -22,11 +23,11 @@ public class ShardReadiness implements HealthCheck {
         ShardHolder.State s = shard.state();
         HealthCheckResponseBuilder b = HealthCheckResponse.named("shard")
                 .status(shard.ready())
-                .withData("state", s.state().name())
+                .withData("state", ProtoMapping.toProto(s.phase()).name())
                 .withData("message", s.message());
-        ShardInfo info = shard.ready() ? shard.info() : null;
+        ShardSummary info = shard.ready() ? shard.info() : null;
         if (info != null) { // which kernels compute the loaded shard
-            b.withData("backend", info.getBackend()).withData("isa", info.getIsa());
+            b.withData("backend", info.backend()).withData("isa", info.isa());
         }
         return b.build();
     }

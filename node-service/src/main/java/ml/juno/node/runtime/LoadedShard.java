@@ -5,30 +5,25 @@ import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kv.KvPaging;
-import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.model.wire.ActivationCodec;
-import ml.juno.model.wire.ProtoMapping;
-import ml.juno.node.v1.KvElement;
-import ml.juno.node.v1.LoadShardRequest;
-import ml.juno.node.v1.ShardInfo;
-import ml.juno.node.v1.StepOutput;
-import ml.juno.node.v1.Tensor;
+import ml.juno.model.wire.ActivationDtype;
+import ml.juno.model.wire.Activations;
+import ml.juno.model.wire.ShardOutput;
 
 /**
  * One loaded shard: the mapped GGUF file, the model (a layer range or a tensor slice), and a paged session whose
- * KV pool has the block ids the coordinator hands out. {@link #step} runs one {@link StepBatch} (the step shape the
- * coordinator's {@code LocalExecutor} runs in process too) on the session. Used from the node's inference thread only.
+ * KV pool has the block ids the coordinator hands out. {@link #step} runs one {@link StepBatch} on the session. Used
+ * from the node's inference thread only.
  */
 final class LoadedShard implements AutoCloseable {
     private static final int[] NO_BLOCKS = new int[0];
@@ -40,11 +35,10 @@ final class LoadedShard implements AutoCloseable {
     private final ActivationCodec codec;
     private final ActivationCodec logitCodec;
     private final StepAllReduce allReduce;
-    private final ForwardBatch batch;
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
-    private ShardInfo info;
+    private ShardSummary info;
 
     private LoadedShard(GgufFile file, Model model, InferenceSession session, ShardAssignment assignment,
                         ActivationCodec codec, StepAllReduce allReduce) {
@@ -53,9 +47,8 @@ final class LoadedShard implements AutoCloseable {
         this.session = session;
         this.assignment = assignment;
         this.codec = codec;
-        this.logitCodec = ProtoMapping.codec(ml.juno.model.wire.ActivationDtype.FLOAT32, codec.order());
+        this.logitCodec = ActivationCodec.of(ActivationDtype.FLOAT32, codec.order());
         this.allReduce = allReduce;
-        this.batch = new ForwardBatch(session.maxBatch());
         this.dim = model.config().dims().embedding();
         int layers = model.config().dims().layers();
         this.embeds = assignment.isTensorParallel() || assignment.layers().start() == 0;
@@ -63,42 +56,32 @@ final class LoadedShard implements AutoCloseable {
     }
 
     /** Maps the model and checks every tensor of the shard; any problem is an exception with the reason. */
-    static LoadedShard load(LoadShardRequest r, String nodeId) throws IOException {
-        if (r.getModelPath().isBlank()) {
+    static LoadedShard load(ShardLoad r, String nodeId) throws IOException {
+        if (r.modelPath().isBlank()) {
             throw new IllegalArgumentException("model_path is required");
         }
-        if (r.getKvBlockSize() < 1 || r.getKvBlocks() < 1 || r.getMaxSequences() < 1 || r.getMaxBatchTokens() < 1) {
+        if (r.kvBlockSize() < 1 || r.kvBlocks() < 1 || r.maxSequences() < 1 || r.maxBatchTokens() < 1) {
             throw new IllegalArgumentException("kv_block_size, kv_blocks, max_sequences and max_batch_tokens must be >= 1");
         }
         long t0 = System.nanoTime();
-        GgufFile file = GgufFile.open(Path.of(r.getModelPath()));
+        GgufFile file = GgufFile.open(Path.of(r.modelPath()));
         Model model = null;
         InferenceSession session = null;
         try {
-            int threads = r.getThreads() > 0 ? r.getThreads() : Runtime.getRuntime().availableProcessors();
-            KvType kv = r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32;
-            EngineOptions options = new EngineOptions(threads, r.getContextLength(), kv, r.getMaxBatchTokens(), r.getMaxSequences());
+            int threads = r.threads() > 0 ? r.threads() : Runtime.getRuntime().availableProcessors();
+            EngineOptions options = new EngineOptions(threads, r.contextLength(), r.kvType(), r.maxBatchTokens(), r.maxSequences());
             int layers = Architectures.forName(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(file).dims().layers();
-            ShardAssignment a = ProtoMapping.partition(r, layers);
+            ShardAssignment a = r.partition().assignment(layers);
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
-            session = model.newPagedSession(new KvPaging(r.getKvBlockSize(), r.getKvBlocks()));
-            ActivationCodec codec = ProtoMapping.codec(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
-            LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce);
+            session = model.newPagedSession(new KvPaging(r.kvBlockSize(), r.kvBlocks()));
+            LoadedShard s = new LoadedShard(file, model, session, a, ActivationCodec.of(r.dtype(), r.order()), allReduce);
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
-            s.info = ShardInfo.newBuilder()
-                    .setNodeId(nodeId)
-                    .setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()).setModelLayers(layers)
-                    .setTensorRank(a.tensorRank()).setWorldSize(a.worldSize())
-                    .setEmbeds(s.embeds).setProducesLogits(s.producesLogits)
-                    .setEmbedding(s.dim).setVocab(model.config().dims().vocab())
-                    .setWeightBytes(model.weightBytes()).setKvBytes(session.kvBytes())
-                    .setMemoryUsedBytes(used).setMemoryFreeBytes(rt.maxMemory() - used)
-                    .setBackend(model.backend().kind()).setIsa(model.backend().isa())
-                    .setLoadMillis((System.nanoTime() - t0) / 1_000_000)
-                    .build();
+            s.info = new ShardSummary(nodeId, a, layers, s.embeds, s.producesLogits, s.dim, model.config().dims().vocab(),
+                    model.weightBytes(), session.kvBytes(), used, rt.maxMemory() - used, model.backend().kind(),
+                    model.backend().isa(), (System.nanoTime() - t0) / 1_000_000);
             return s;
         } catch (RuntimeException | Error e) {
             if (session != null) {
@@ -112,7 +95,7 @@ final class LoadedShard implements AutoCloseable {
         }
     }
 
-    ShardInfo info() {
+    ShardSummary info() {
         return info;
     }
 
@@ -120,54 +103,42 @@ final class LoadedShard implements AutoCloseable {
      * Runs one batch; a batch this shard cannot run or an engine failure becomes an output with {@code error}.
      *
      * @param activations the previous stage's {@code [rows, embedding]} hidden states, for a shard that does not embed
+     *                    (null otherwise)
      */
-    StepOutput step(StepBatch b, Tensor activations, Exchange exchange) {
+    ShardOutput step(StepBatch b, Activations activations, Exchange exchange) {
         long t0 = System.nanoTime();
-        StepOutput.Builder out = StepOutput.newBuilder().setStepId(b.stepId());
         try {
             allReduce.begin(b.stepId(), exchange);
-            run(b, activations, out);
+            return run(b, activations, t0);
         } catch (RuntimeException e) {
-            return StepOutput.newBuilder().setStepId(b.stepId()).setError(String.valueOf(e.getMessage() != null ? e.getMessage() : e)).build();
+            return ShardOutput.failed(b.stepId(), String.valueOf(e.getMessage() != null ? e.getMessage() : e));
         } finally {
             allReduce.end();
         }
-        return out.setComputeNanos(System.nanoTime() - t0 - allReduce.waitNanos()).build();
     }
 
-    private void run(StepBatch b, Tensor activations, StepOutput.Builder out) {
-        StepRows rows = b.rows();
-        int n = rows.count();
-        if (n > batch.capacity()) {
-            throw new IllegalArgumentException("step " + b.stepId() + " has " + n + " rows; this shard takes " + batch.capacity());
-        }
-        if (embeds && !rows.hasTokens()) {
-            throw new IllegalArgumentException("step " + b.stepId() + ": this shard embeds and needs one token id per row, got none for "
-                    + n + " rows");
-        }
-        for (SlotBlocks t : b.blockTables()) {
-            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
-        }
+    private ShardOutput run(StepBatch b, Activations activations, long t0) {
+        int n = b.rows().count(); // the session checks the rows against the shard
         if (!embeds) {
-            if (ProtoMapping.rows(activations) != n || ProtoMapping.cols(activations) != dim) {
-                throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape " + activations.getShapeList()
+            if (activations == null || !activations.hasShape(n, dim)) {
+                throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape "
+                        + (activations == null ? "[]" : "[" + activations.rows() + ", " + activations.cols() + "]")
                         + ", expected [" + n + ", " + dim + "]");
             }
-            ProtoMapping.decode(activations, session.hiddenStates(), 0);
+            activations.decode(session.hiddenStates(), 0);
         }
-        batch.clear();
-        for (int i = 0; i < n; i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i]);
-        }
-        Logits logits = session.forward(batch);
+        Logits logits = session.forward(producesLogits ? b : b.withoutLogits());
+        Activations logitRows = null;
+        Activations hidden = null;
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
             }
-            out.setLogits(ProtoMapping.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab()));
+            logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
         } else if (!assignment.isTensorParallel()) {
-            out.setActivations(ProtoMapping.encode(codec, session.hiddenStates(), 0, n, dim));
+            hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, System.nanoTime() - t0 - allReduce.waitNanos());
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */

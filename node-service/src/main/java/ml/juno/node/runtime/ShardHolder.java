@@ -7,12 +7,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
-import ml.juno.model.step.StepBatch;
-import ml.juno.node.v1.LoadShardRequest;
-import ml.juno.node.v1.ShardInfo;
-import ml.juno.node.v1.ShardState;
-import ml.juno.node.v1.StepOutput;
-import ml.juno.node.v1.Tensor;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardPhase;
+import ml.juno.model.shard.ShardSummary;
+import ml.juno.model.wire.ActivationCodec;
+import ml.juno.model.wire.Activations;
+import ml.juno.model.wire.ShardOutput;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -27,9 +28,9 @@ public class ShardHolder {
 
     private static final Logger LOG = Logger.getLogger(ShardHolder.class);
 
-    public record State(ShardState state, String message) {}
+    public record State(ShardPhase phase, String message) {}
 
-    private final AtomicReference<State> state = new AtomicReference<>(new State(ShardState.SHARD_STATE_EMPTY, "no shard loaded"));
+    private final AtomicReference<State> state = new AtomicReference<>(new State(ShardPhase.EMPTY, "no shard loaded"));
     private final ExecutorService inference = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().name("juno-node-inference").daemon().unstarted(r));
     private volatile LoadedShard shard; // written on the inference thread only
 
@@ -41,53 +42,52 @@ public class ShardHolder {
     }
 
     public boolean ready() {
-        return state.get().state() == ShardState.SHARD_STATE_READY;
+        return state.get().phase() == ShardPhase.READY;
     }
 
     /** The loaded shard's description, or null. */
-    public ShardInfo info() {
+    public ShardSummary info() {
         LoadedShard s = shard;
         return s == null ? null : s.info();
     }
 
     /** The codec of the loaded shard's activations, or null. */
-    public ml.juno.model.wire.ActivationCodec codec() {
+    public ActivationCodec codec() {
         LoadedShard s = shard;
         return s == null ? null : s.codec();
     }
 
     /** Replaces the shard (the old one is closed first); completes exceptionally with the reason on failure. */
-    public CompletableFuture<ShardInfo> load(LoadShardRequest request) {
+    public CompletableFuture<ShardSummary> load(ShardLoad request) {
         return CompletableFuture.supplyAsync(() -> {
-            state.set(new State(ShardState.SHARD_STATE_LOADING, "loading " + request.getModelPath()));
+            state.set(new State(ShardPhase.LOADING, "loading " + request.modelPath()));
             unload();
             try {
                 LoadedShard s = LoadedShard.load(request, nodeId);
                 shard = s;
-                state.set(new State(ShardState.SHARD_STATE_READY, "serving " + describe(s.info())));
-                LOG.infof("loaded %s in %d ms; backend %s (%s)", describe(s.info()), s.info().getLoadMillis(),
-                        s.info().getBackend(), s.info().getIsa());
+                state.set(new State(ShardPhase.READY, "serving " + s.info().describe()));
+                LOG.infof("loaded %s in %d ms; backend %s (%s)", s.info().describe(), s.info().loadMillis(),
+                        s.info().backend(), s.info().isa());
                 return s.info();
             } catch (Exception | OutOfMemoryError e) {
-                String why = "cannot load " + request.getModelPath() + ": " + (e.getMessage() != null ? e.getMessage() : e.toString());
-                state.set(new State(ShardState.SHARD_STATE_FAILED, why));
+                String why = "cannot load " + request.modelPath() + ": " + (e.getMessage() != null ? e.getMessage() : e.toString());
+                state.set(new State(ShardPhase.FAILED, why));
                 LOG.error(why, e);
                 throw new ShardLoadException(why, e);
             }
         }, inference);
     }
 
-    private static String describe(ShardInfo i) {
-        return i.getWorldSize() > 1 ? "tensor slice " + i.getTensorRank() + "/" + i.getWorldSize() + " of " + i.getModelLayers() + " layers"
-                : "layers [" + i.getFirstLayer() + ", " + i.getEndLayer() + ") of " + i.getModelLayers();
-    }
-
-    /** Runs one batch on the inference thread; never completes exceptionally (errors are in the output). */
-    public CompletableFuture<StepOutput> step(StepBatch batch, Tensor activations, Exchange exchange) {
+    /**
+     * Runs one batch on the inference thread; never completes exceptionally (errors are in the output).
+     *
+     * @param activations the previous stage's hidden states, for a shard that does not embed (null otherwise)
+     */
+    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, Exchange exchange) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
-                return StepOutput.newBuilder().setStepId(batch.stepId()).setError("no shard loaded: " + state.get().message()).build();
+                return ShardOutput.failed(batch.stepId(), "no shard loaded: " + state.get().message());
             }
             return s.step(batch, activations, exchange);
         }, inference);

@@ -13,10 +13,18 @@ import java.nio.ByteOrder;
  *   <li>INT8: per row, a float32 scale {@code s = max|x| / 127} followed by {@code cols} signed bytes
  *       {@code round(x / s)}; decoding gives {@code q * s}. An all-zero row has scale 0.</li>
  * </ul>
- * Multi-byte values use the chosen byte order. One codec per (dtype, order); instances are immutable
+ * Multi-byte values use the chosen byte order. One codec per (dtype, order) ({@link #of}); instances are immutable
  * and thread-safe.
  */
 public final class ActivationCodec {
+    private static final ActivationCodec[] CODECS = new ActivationCodec[ActivationDtype.values().length * 2];
+
+    static {
+        for (ActivationDtype d : ActivationDtype.values()) {
+            CODECS[d.ordinal() * 2] = new ActivationCodec(d, ByteOrder.LITTLE_ENDIAN);
+            CODECS[d.ordinal() * 2 + 1] = new ActivationCodec(d, ByteOrder.BIG_ENDIAN);
+        }
+    }
 
     private final ActivationDtype dtype;
     private final ByteOrder order;
@@ -28,6 +36,11 @@ public final class ActivationCodec {
         this.order = order;
         this.f32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(order);
         this.f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(order);
+    }
+
+    /** The shared codec of {@code dtype} in {@code order}. */
+    public static ActivationCodec of(ActivationDtype dtype, ByteOrder order) {
+        return CODECS[dtype.ordinal() * 2 + (order == ByteOrder.BIG_ENDIAN ? 1 : 0)];
     }
 
     public ActivationDtype dtype() {

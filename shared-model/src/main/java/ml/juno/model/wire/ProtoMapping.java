@@ -3,48 +3,36 @@ package ml.juno.model.wire;
 import com.google.protobuf.UnsafeByteOperations;
 import java.util.ArrayList;
 import java.util.List;
-import ml.juno.model.shard.LayerRange;
+import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.engine.step.StepRows;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardPhase;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.node.v1.BlockTable;
+import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.PipelineShard;
+import ml.juno.node.v1.ShardInfo;
+import ml.juno.node.v1.ShardState;
+import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
 import ml.juno.node.v1.TensorShard;
 
 /**
- * The one place that converts between the generated proto classes and plain Java: step batches, tensors (through
- * {@link ActivationCodec}), dtypes, byte orders and shard assignments. Codecs are shared immutable instances.
+ * The one place that converts between the generated proto classes and plain Java: step batches, activations (tensors),
+ * a shard's step output, load requests, shard summaries and states, dtypes, byte orders and shard assignments. Tensors leave without a copy of their bytes.
  */
 public final class ProtoMapping {
 
-    private static final ActivationCodec[] CODECS = new ActivationCodec[ActivationDtype.values().length * 2];
-
-    static {
-        for (ActivationDtype d : ActivationDtype.values()) {
-            CODECS[d.ordinal() * 2] = new ActivationCodec(d, java.nio.ByteOrder.LITTLE_ENDIAN);
-            CODECS[d.ordinal() * 2 + 1] = new ActivationCodec(d, java.nio.ByteOrder.BIG_ENDIAN);
-        }
-    }
-
     private ProtoMapping() {}
-
-    public static ActivationCodec codec(ActivationDtype dtype, java.nio.ByteOrder order) {
-        return CODECS[dtype.ordinal() * 2 + (order == java.nio.ByteOrder.BIG_ENDIAN ? 1 : 0)];
-    }
 
     /** {@code src[offset .. offset + rows*cols)} as a {@code [rows, cols]} tensor in the codec's dtype and order. */
     public static Tensor encode(ActivationCodec codec, float[] src, int offset, int rows, int cols) {
-        byte[] bytes = codec.encode(src, offset, rows, cols);
-        return Tensor.newBuilder()
-                .setDtype(toProto(codec.dtype()))
-                .setByteOrder(toProto(codec.order()))
-                .addShape(rows).addShape(cols)
-                .setData(UnsafeByteOperations.unsafeWrap(bytes)) // the array is ours and never written again
-                .build();
+        return toProto(Activations.encode(codec, src, offset, rows, cols));
     }
 
     /** Rows of a {@code [rows, cols]} tensor; a tensor of another rank is refused. */
@@ -60,15 +48,45 @@ public final class ProtoMapping {
 
     /** Decodes {@code t} into {@code dst[offset ..]}; the shape, dtype and byte count are checked. */
     public static void decode(Tensor t, float[] dst, int offset) {
+        fromProto(t).decode(dst, offset);
+    }
+
+    /** {@code a} on the wire; its array is wrapped, not copied (it is never written again). */
+    public static Tensor toProto(Activations a) {
+        return Tensor.newBuilder()
+                .setDtype(toProto(a.dtype()))
+                .setByteOrder(toProto(a.order()))
+                .addShape(a.rows()).addShape(a.cols())
+                .setData(UnsafeByteOperations.unsafeWrap(a.data()))
+                .build();
+    }
+
+    /** The activations {@code t} holds: a {@code [rows, cols]} tensor whose bytes agree with its shape and dtype. */
+    public static Activations fromProto(Tensor t) {
         checkRank(t);
-        ActivationCodec c = codec(fromProto(t.getDtype()), fromProto(t.getByteOrder()));
-        c.decode(t.getData().toByteArray(), t.getShape(0), t.getShape(1), dst, offset);
+        return new Activations(fromProto(t.getDtype()), fromProto(t.getByteOrder()), t.getShape(0), t.getShape(1),
+                t.getData().toByteArray());
     }
 
     private static void checkRank(Tensor t) {
         if (t.getShapeCount() != 2) {
             throw new IllegalArgumentException("expected a [rows, cols] tensor, got shape " + t.getShapeList());
         }
+    }
+
+    /** A shard's answer to one step, on the wire. */
+    public static StepOutput toProto(ShardOutput o) {
+        StepOutput.Builder b = StepOutput.newBuilder().setStepId(o.stepId()).setComputeNanos(o.computeNanos());
+        if (o.error() != null) {
+            b.setError(o.error());
+        }
+        if (o.activations() != null) {
+            b.setActivations(toProto(o.activations()));
+        }
+        if (o.logits() != null) {
+            b.setLogits(toProto(o.logits()));
+        }
+        return b.build();
     }
 
     public static TensorDtype toProto(ActivationDtype d) {
@@ -189,10 +207,50 @@ public final class ProtoMapping {
 
     /** The assignment a load request describes; {@code modelLayers} fills in a tensor shard's layer range. */
     public static ShardAssignment partition(LoadShardRequest r, int modelLayers) {
+        return partition(r).assignment(modelLayers);
+    }
+
+    private static ShardLoad.Partition partition(LoadShardRequest r) {
         return switch (r.getPartitionCase()) {
-            case PIPELINE -> new ShardAssignment(new LayerRange(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer()), 0, 1);
-            case TENSOR -> new ShardAssignment(new LayerRange(0, modelLayers), r.getTensor().getRank(), r.getTensor().getWorldSize());
-            case PARTITION_NOT_SET -> new ShardAssignment(new LayerRange(0, modelLayers), 0, 1);
+            case PIPELINE -> new ShardLoad.Pipeline(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer());
+            case TENSOR -> new ShardLoad.Tensor(r.getTensor().getRank(), r.getTensor().getWorldSize());
+            case PARTITION_NOT_SET -> new ShardLoad.Whole();
+        };
+    }
+
+    /**
+     * What {@code r} asks a node to load.
+     *
+     * @throws IllegalArgumentException when its activation dtype or byte order is not one Juno knows
+     */
+    public static ShardLoad fromProto(LoadShardRequest r) {
+        return new ShardLoad(r.getModelPath(), partition(r), fromProto(r.getActivationDtype()), fromProto(r.getByteOrder()),
+                r.getContextLength(), r.getMaxSequences(), r.getMaxBatchTokens(), r.getKvBlockSize(), r.getKvBlocks(),
+                r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32, r.getThreads());
+    }
+
+    /** What a node says it loaded, on the wire. */
+    public static ShardInfo toProto(ShardSummary s) {
+        ShardAssignment a = s.assignment();
+        return ShardInfo.newBuilder()
+                .setNodeId(s.nodeId())
+                .setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()).setModelLayers(s.modelLayers())
+                .setTensorRank(a.tensorRank()).setWorldSize(a.worldSize())
+                .setEmbeds(s.embeds()).setProducesLogits(s.producesLogits())
+                .setEmbedding(s.embedding()).setVocab(s.vocab())
+                .setWeightBytes(s.weightBytes()).setKvBytes(s.kvBytes())
+                .setMemoryUsedBytes(s.memoryUsedBytes()).setMemoryFreeBytes(s.memoryFreeBytes())
+                .setBackend(s.backend()).setIsa(s.isa())
+                .setLoadMillis(s.loadMillis())
+                .build();
+    }
+
+    public static ShardState toProto(ShardPhase p) {
+        return switch (p) {
+            case EMPTY -> ShardState.SHARD_STATE_EMPTY;
+            case LOADING -> ShardState.SHARD_STATE_LOADING;
+            case READY -> ShardState.SHARD_STATE_READY;
+            case FAILED -> ShardState.SHARD_STATE_FAILED;
         };
     }
 }

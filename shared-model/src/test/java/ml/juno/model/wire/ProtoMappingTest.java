@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteOrder;
 import java.util.List;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.engine.step.StepRows;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shard.ShardPhase;
+import ml.juno.model.shard.ShardSummary;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
@@ -22,7 +25,7 @@ class ProtoMappingTest {
     void tensor_carriesDtypeOrderAndShape_andDecodesToTheSameFloats() {
         float[] x = {1.5f, -2.25f, 3f, 0f, 7.125f, -0.5f};
         for (ByteOrder o : new ByteOrder[] {ByteOrder.LITTLE_ENDIAN, ByteOrder.BIG_ENDIAN}) {
-            Tensor t = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT32, o), x, 0, 2, 3);
+            Tensor t = ProtoMapping.encode(ActivationCodec.of(ActivationDtype.FLOAT32, o), x, 0, 2, 3);
             assertEquals(TensorDtype.TENSOR_DTYPE_FLOAT32, t.getDtype());
             assertEquals(List.of(2, 3), t.getShapeList());
             assertEquals(24, t.getData().size());
@@ -37,7 +40,7 @@ class ProtoMappingTest {
         StepBatch b = new StepBatch(7, new StepRows(new int[] {0, 0, 1}, new int[] {4, 5, 9}, new int[] {11, 12, 13},
                 new boolean[] {false, true, true}), List.of(new SlotBlocks(0, new int[] {3}), new SlotBlocks(1, new int[] {2, 6})));
         assertEquals(b, ProtoMapping.fromProto(ProtoMapping.toProto(b)));
-        Tensor h = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN), new float[6], 0, 3, 2);
+        Tensor h = ProtoMapping.encode(ActivationCodec.of(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN), new float[6], 0, 3, 2);
         var staged = ProtoMapping.toProto(b, h);
         assertEquals(0, staged.getTokenIdsCount());
         assertEquals(h, staged.getActivations());
@@ -64,11 +67,33 @@ class ProtoMappingTest {
 
     @Test
     void decode_refusesAShapeThatDisagreesWithTheBytes() {
-        Tensor t = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
+        Tensor t = ProtoMapping.encode(ActivationCodec.of(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
         Tensor lying = t.toBuilder().setShape(1, 4).build();
         assertThrows(IllegalArgumentException.class, () -> ProtoMapping.decode(lying, new float[8], 0));
         Tensor noDtype = t.toBuilder().setDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build();
         assertThrows(IllegalArgumentException.class, () -> ProtoMapping.decode(noDtype, new float[6], 0));
+    }
+
+    @Test
+    void activations_roundTripThroughATensor_andAShardOutputKeepsWhatItCarries() {
+        float[] x = {1f, -2f, 3.5f, 4f, 0.25f, -6f};
+        Activations a = Activations.encode(ActivationCodec.of(ActivationDtype.INT8, ByteOrder.BIG_ENDIAN), x, 0, 2, 3);
+        Tensor t = ProtoMapping.toProto(a);
+        assertEquals(List.of(2, 3), t.getShapeList());
+        assertEquals(TensorDtype.TENSOR_DTYPE_INT8, t.getDtype());
+        assertEquals(a, ProtoMapping.fromProto(t));
+        assertThrows(IllegalArgumentException.class, () -> new Activations(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN, 2, 3, new byte[11]));
+
+        var ok = ProtoMapping.toProto(new ShardOutput(9, null, a, null, 1234));
+        assertEquals(9, ok.getStepId());
+        assertEquals("", ok.getError());
+        assertEquals(false, ok.hasActivations());
+        assertEquals(t, ok.getLogits());
+        assertEquals(1234, ok.getComputeNanos());
+        var failed = ProtoMapping.toProto(ShardOutput.failed(9, "broken"));
+        assertEquals("broken", failed.getError());
+        assertEquals(false, failed.hasLogits() || failed.hasActivations());
+        assertThrows(IllegalArgumentException.class, () -> new ShardOutput(9, a, null, "broken", 0));
     }
 
     @Test
@@ -77,6 +102,33 @@ class ProtoMappingTest {
         assertEquals(p, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), p).build(), 5));
         ShardAssignment t = ShardAssignment.tensor(5, 4).get(3);
         assertEquals(t, ProtoMapping.partition(ProtoMapping.partition(LoadShardRequest.newBuilder(), t).build(), 5));
+    }
+
+    @Test
+    void loadRequest_mapsToAShardLoad_andASummaryMapsBackToShardInfo() {
+        var wire = ProtoMapping.partition(LoadShardRequest.newBuilder(), ShardAssignment.tensor(5, 2).get(1))
+                .setModelPath("/m.gguf").setActivationDtype(TensorDtype.TENSOR_DTYPE_INT8)
+                .setByteOrder(ml.juno.node.v1.ByteOrder.BYTE_ORDER_BIG_ENDIAN).setContextLength(64).setMaxSequences(2)
+                .setMaxBatchTokens(16).setKvBlockSize(16).setKvBlocks(8)
+                .setKvElement(ml.juno.node.v1.KvElement.KV_ELEMENT_F16).setThreads(3).build();
+        ShardLoad l = ProtoMapping.fromProto(wire);
+        assertEquals(new ShardLoad("/m.gguf", new ShardLoad.Tensor(1, 2), ActivationDtype.INT8, ByteOrder.BIG_ENDIAN, 64, 2,
+                16, 16, 8, ml.juno.engine.kv.KvType.F16, 3), l);
+        assertEquals(ShardAssignment.tensor(5, 2).get(1), l.partition().assignment(5));
+        assertThrows(IllegalArgumentException.class,
+                () -> ProtoMapping.fromProto(wire.toBuilder().setActivationDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build()));
+
+        var summary = new ShardSummary("n1", l.partition().assignment(5), 5, true, false, 64, 512, 100, 200, 300, 400,
+                "native", "avx2", 7);
+        var info = ProtoMapping.toProto(summary);
+        assertEquals(List.of(0, 5, 5, 1, 2), List.of(info.getFirstLayer(), info.getEndLayer(), info.getModelLayers(),
+                info.getTensorRank(), info.getWorldSize()));
+        assertEquals("n1 true false 64 512 100 200 300 400 native avx2 7", info.getNodeId() + " " + info.getEmbeds() + " "
+                + info.getProducesLogits() + " " + info.getEmbedding() + " " + info.getVocab() + " " + info.getWeightBytes() + " "
+                + info.getKvBytes() + " " + info.getMemoryUsedBytes() + " " + info.getMemoryFreeBytes() + " "
+                + info.getBackend() + " " + info.getIsa() + " " + info.getLoadMillis());
+        assertEquals("tensor slice 1/2 of 5 layers", summary.describe());
+        assertEquals(ml.juno.node.v1.ShardState.SHARD_STATE_READY, ProtoMapping.toProto(ShardPhase.READY));
     }
 
     @Test

@@ -24,6 +24,12 @@ public final class Shell {
 
     public static Result run(List<String> cmd, Path dir, Map<String, String> env, Duration timeout)
             throws IOException, InterruptedException {
+        return run(cmd, dir, env, timeout, "");
+    }
+
+    /** As {@link #run(List, Path, Map, Duration)}, with {@code stdin} as the process's standard input. */
+    public static Result run(List<String> cmd, Path dir, Map<String, String> env, Duration timeout, String stdin)
+            throws IOException, InterruptedException {
         Path out = Files.createTempFile("juno-e2e-", ".out");
         Path err = Files.createTempFile("juno-e2e-", ".err");
         try {
@@ -31,7 +37,11 @@ public final class Shell {
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
             pb.environment().putAll(env);
             Process p = pb.start();
-            p.getOutputStream().close();
+            try (var in = p.getOutputStream()) {
+                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            } catch (IOException gone) {
+                // the process exited before reading its input: its output says why
+            }
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly().waitFor();

@@ -1,0 +1,55 @@
+package ml.juno.model.shard;
+
+import java.nio.ByteOrder;
+import ml.juno.engine.kv.KvType;
+import ml.juno.model.wire.ActivationDtype;
+
+/**
+ * What a node is asked to load (the wire's {@code LoadShardRequest}, through {@code ProtoMapping}): a model file, which
+ * part of it, how its activations travel, and the sizes of its session. The node checks the sizes and the partition
+ * against the model when it loads.
+ *
+ * @param modelPath      the GGUF file
+ * @param partition      a pipeline layer range, a tensor slice, or the whole model
+ * @param dtype          activations and partial sums this node sends
+ * @param order          their byte order
+ * @param contextLength  positions per sequence (0: the engine's default)
+ * @param maxSequences   sequence slots
+ * @param maxBatchTokens rows in one step at most
+ * @param kvBlockSize    tokens per KV block (the coordinator's block size)
+ * @param kvBlocks       blocks in the KV pool (block ids 0 .. kvBlocks-1)
+ * @param kvType         KV element type
+ * @param threads        compute threads; 0 = all cores
+ */
+public record ShardLoad(String modelPath, Partition partition, ActivationDtype dtype, ByteOrder order, int contextLength,
+                        int maxSequences, int maxBatchTokens, int kvBlockSize, int kvBlocks, KvType kvType, int threads) {
+
+    /** Which part of the model: known before the file is opened, resolved against its layer count after. */
+    public sealed interface Partition {
+        ShardAssignment assignment(int modelLayers);
+    }
+
+    /** Layers {@code [firstLayer, endLayer)}. */
+    public record Pipeline(int firstLayer, int endLayer) implements Partition {
+        @Override
+        public ShardAssignment assignment(int modelLayers) {
+            return new ShardAssignment(new LayerRange(firstLayer, endLayer), 0, 1);
+        }
+    }
+
+    /** Slice {@code rank} of {@code worldSize} of every layer. */
+    public record Tensor(int rank, int worldSize) implements Partition {
+        @Override
+        public ShardAssignment assignment(int modelLayers) {
+            return new ShardAssignment(new LayerRange(0, modelLayers), rank, worldSize);
+        }
+    }
+
+    /** Every layer, unsplit. */
+    public record Whole() implements Partition {
+        @Override
+        public ShardAssignment assignment(int modelLayers) {
+            return new ShardAssignment(new LayerRange(0, modelLayers), 0, 1);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package ml.juno.model.wire;
+
+/**
+ * What one shard answers for one step: the hidden states a pipeline stage passes on, or the logits of the rows that
+ * asked (the last stage, tensor rank 0), or neither (another tensor rank), or the reason the step failed here.
+ * {@code ProtoMapping} maps it to the wire's {@code StepOutput}.
+ *
+ * @param stepId       the step
+ * @param activations  {@code [rows, embedding]} hidden states, or null
+ * @param logits       {@code [rows that asked, vocab]} FLOAT32 logits, or null
+ * @param error        why the step failed on this shard (then no tensors), or null
+ * @param computeNanos time the shard spent on the step, waits for all-reduce sums excluded
+ */
+public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos) {
+    public ShardOutput {
+        if (error != null && (activations != null || logits != null)) {
+            throw new IllegalArgumentException("step " + stepId + ": a failed step carries no tensors");
+        }
+        if (activations != null && logits != null) {
+            throw new IllegalArgumentException("step " + stepId + ": hidden states or logits, not both");
+        }
+    }
+
+    /** The step failed on this shard, and why. */
+    public static ShardOutput failed(long stepId, String error) {
+        return new ShardOutput(stepId, null, null, error, 0);
+    }
+}
