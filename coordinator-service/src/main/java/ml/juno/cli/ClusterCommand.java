@@ -47,6 +47,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
+    @Mixin
+    DrainOption drain = new DrainOption();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -55,6 +58,9 @@ final class ClusterCommand implements Callable<Integer> {
 
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; nodes always listen on 127.0.0.1).")
     String host;
+
+    @Option(names = "--no-tls", description = "Plaintext between the coordinator and its nodes (default: mutual TLS with certificates made at each start in the run's log folder under tls/, or --tls-dir).")
+    boolean noTls;
 
     @Option(names = "--log-dir", defaultValue = "juno-logs",
             description = "Folder of the run logs: each run writes node-N.log and coordinator.log in its own folder there, linked as 'latest' (default: ${DEFAULT-VALUE}).")
@@ -72,6 +78,8 @@ final class ClusterCommand implements Callable<Integer> {
 
     private final List<Process> children = new ArrayList<>();
     private volatile boolean stopping;
+    private volatile Process coordinatorProcess;
+    private Path tlsDir;
     private boolean stopped;
     private final java.util.concurrent.CountDownLatch stoppedAll = new java.util.concurrent.CountDownLatch(1);
 
@@ -113,8 +121,17 @@ final class ClusterCommand implements Callable<Integer> {
         coordProps.put("quarkus.http.port", Integer.toString(apiPort));
         coordProps.put("quarkus.http.host", host);
         coordProps.putAll(cluster.properties(addresses.toString()));
+        Path tls = cluster.tlsDir == null ? null : cluster.tlsDir.toAbsolutePath();
+        if (tls == null && !noTls) {
+            // fresh certificates for this run: only these nodes and this coordinator trust each other
+            tls = logDir.resolve("tls").toAbsolutePath();
+            ml.juno.coordinator.tls.ClusterCertificates.write(tls, nodes, List.of(), java.time.Duration.ofDays(30));
+            coordProps.put("juno.cluster.tls-dir", tls.toString());
+        }
+        this.tlsDir = tls;
         coordProps.putAll(generationProps);
         coordProps.putAll(access.properties());
+        coordProps.putAll(drain.properties());
         Map<String, String> coordEnv = access.environment();
         coordProps.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid()));
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopAll, "juno-cluster-stopper"));
@@ -125,14 +142,17 @@ final class ClusterCommand implements Callable<Integer> {
             System.err.println("juno: recording JFR (" + jfr.duration + ") in every JVM: " + jfr.file("coordinator") + ", " + jfr.file("node-0") + ", …");
         }
         Process coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
+        coordinatorProcess = coordinator;
         PrintWriter out = spec.commandLine().getOut();
-        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder() + ") at "
-                + addresses + "; API on http://localhost:" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
+        out.println("Cluster: " + nodes + " nodes (" + cluster.parallelism + ", " + cluster.dtype + ", " + cluster.byteOrder()
+                + (tlsDir != null ? ", mutual TLS" : ", plaintext") + ") at " + addresses + "; API on http://"
+                + (host.equals("0.0.0.0") ? "localhost" : host) + ":" + apiPort + "/ ; logs in " + logDir.toAbsolutePath());
         out.flush();
         try {
             if (chat != null ? chat : TerminalChat.onTerminal()) {
                 if (!AppProcess.awaitReady(coordinator, apiPort, java.time.Duration.ofMinutes(5))) {
-                    spec.commandLine().getErr().println("juno: the cluster did not become ready; see " + logDir.resolve("coordinator.log"));
+                    spec.commandLine().getErr().println("juno: the cluster did not become ready" + fatalLine(logDir.resolve("coordinator.log"))
+                            + "; see " + logDir.resolve("coordinator.log"));
                     return 1;
                 }
                 java.net.URI base = java.net.URI.create("http://" + (host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host) + ":" + apiPort);
@@ -142,11 +162,22 @@ final class ClusterCommand implements Callable<Integer> {
                 }
                 return 0; // the chat ended: stop the cluster (finally)
             }
-            int rc = coordinator.waitFor();
-            if (!stopping) {
-                spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + "; see " + logDir.resolve("coordinator.log"));
+            while (true) {
+                int rc = coordinator.waitFor();
+                if (stopping) {
+                    return rc;
+                }
+                if (restartsCoordinator(rc)) {
+                    // killed (kill -9, the OOM killer): it held no state the nodes need, so start it again; it reloads their shards
+                    spec.commandLine().getErr().println("juno: the coordinator died (exit " + rc + "); restarting it");
+                    coordinator = start(coordApp, coordProps, logDir.resolve("coordinator.log"), jfr.jvmOptions("coordinator"), coordEnv);
+                    coordinatorProcess = coordinator;
+                    continue;
+                }
+                spec.commandLine().getErr().println("juno: the coordinator exited with " + rc + fatalLine(logDir.resolve("coordinator.log"))
+                        + "; see " + logDir.resolve("coordinator.log"));
+                return rc;
             }
-            return rc;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return 130;
@@ -156,11 +187,41 @@ final class ClusterCommand implements Callable<Integer> {
     }
 
     /**
+     * Whether a coordinator that ended with {@code rc} is started again: when a signal killed it (exit 128 + signal, e.g.
+     * 137 for SIGKILL), not when it exited by itself (0, or 1 after an impossible configuration, which would only repeat).
+     */
+    static boolean restartsCoordinator(int rc) {
+        return rc > 128 && rc != 130 && rc != 143; // SIGINT/SIGTERM are a request to stop
+    }
+
+    /** ": REASON" from the last FATAL line of the coordinator's log, or "". */
+    static String fatalLine(Path log) {
+        try (var lines = Files.lines(log)) {
+            return lines.filter(l -> l.contains("FATAL: ")).reduce((a, b) -> b)
+                    .map(l -> ": " + l.substring(l.indexOf("FATAL: ") + 7)).orElse("");
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "";
+        }
+    }
+
+    /**
      * The system properties of node {@code i}'s JVM: its port (on loopback), the folder of the model (the only one it opens
      * models from), its name, our pid, and {@code --backend} when given.
      */
     static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps, Path modelsDir) {
+        try {
+            return nodeProperties(i, port, backendProps, modelsDir, null);
+        } catch (IOException e) {
+            throw new CliException(e.getMessage());
+        }
+    }
+
+    /** As above, with mutual TLS from {@code tls} (null: plaintext): the node serves node-I.pem and wants the CA's clients. */
+    static Map<String, String> nodeProperties(int i, int port, Map<String, String> backendProps, Path modelsDir, Path tls) throws IOException {
         Map<String, String> props = new LinkedHashMap<>();
+        if (tls != null) {
+            props.putAll(ml.juno.coordinator.tls.TlsDir.nodeProperties(tls, "node-" + i, port));
+        }
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", "127.0.0.1");
         props.put("juno.node.models-dir", modelsDir.toString());
@@ -172,7 +233,7 @@ final class ClusterCommand implements Callable<Integer> {
 
     /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
     private void superviseNode(Path app, int i, int port, Map<String, String> backendProps) throws IOException {
-        Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent());
+        Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent(), tlsDir);
         Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i), Map.of());
         p.onExit().thenRun(() -> {
             if (!stopping) {
@@ -210,11 +271,23 @@ final class ClusterCommand implements Callable<Integer> {
         }
         if (!first) { // the other caller (main thread or shutdown hook) stops them; wait for it, summary included
             try {
-                stoppedAll.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                stoppedAll.await(drain.millis() + 30_000, java.util.concurrent.TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
             return;
+        }
+        // the coordinator first, so it can drain its running requests (--drain-timeout) while the nodes still compute
+        Process coordinator = coordinatorProcess;
+        if (coordinator != null && coordinator.isAlive()) {
+            coordinator.destroy();
+            try {
+                if (!coordinator.waitFor(drain.millis() + 10_000, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    coordinator.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                coordinator.destroyForcibly();
+            }
         }
         for (Process p : all) {
             p.destroy();

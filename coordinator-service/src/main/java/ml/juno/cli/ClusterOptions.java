@@ -24,6 +24,20 @@ final class ClusterOptions {
     @Option(names = "--threads-per-node", defaultValue = "0", description = "Compute threads per node; 0 = all its cores (default).")
     int threadsPerNode;
 
+    @Option(names = "--tls-dir", defaultValue = "${env:JUNO_TLS_DIR}", paramLabel = "DIR",
+            description = "Mutual TLS with the nodes, from the folder juno certs wrote (env JUNO_TLS_DIR).")
+    java.nio.file.Path tlsDir;
+
+    /** A TLS folder with the coordinator's files, absolute; a clear error otherwise. */
+    static java.nio.file.Path tlsDir(java.nio.file.Path dir) {
+        for (String f : new String[] {"ca.pem", "coordinator.pem", "coordinator-key.pem"}) {
+            if (!java.nio.file.Files.isReadable(dir.resolve(f))) {
+                throw new CliException("--tls-dir " + dir + " lacks a readable " + f + " (make it with: juno certs --out " + dir + ")");
+            }
+        }
+        return dir.toAbsolutePath();
+    }
+
     /** {@code --byteOrder} spelled out: BE and LE (the old command line's short forms) as BIG_ENDIAN and LITTLE_ENDIAN. */
     String byteOrder() {
         String o = byteOrder.strip().toUpperCase(java.util.Locale.ROOT);
@@ -45,9 +59,13 @@ final class ClusterOptions {
                 throw new IllegalArgumentException("--threads-per-node must be >= 0");
             }
             java.time.Duration.parse("PT" + stepTimeout.toUpperCase());
-            return Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
+            java.util.Map<String, String> props = new java.util.LinkedHashMap<>(Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
                     "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", order,
-                    "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode));
+                    "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode)));
+            if (tlsDir != null) {
+                props.put("juno.cluster.tls-dir", tlsDir(tlsDir).toString());
+            }
+            return props;
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage());
         } catch (java.time.format.DateTimeParseException e) {

@@ -28,6 +28,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
+    @Mixin
+    DrainOption drain = new DrainOption();
+
     @Option(names = "--nodes", required = true, paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order.")
     String nodes;
 
@@ -68,6 +71,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         props.putAll(cluster.properties(nodes));
         props.putAll(generation.properties());
         props.putAll(access.properties());
+        props.putAll(drain.properties());
         return props;
     }
 }

@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
                 TestCommand.class,
                 MetricsCommand.class,
                 MatrixCommand.class,
+                CertsCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"",

@@ -50,6 +50,9 @@ final class LocalCommand implements Callable<Integer> {
     ApiAccessOptions access = new ApiAccessOptions();
 
     @Mixin
+    DrainOption drain = new DrainOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Mixin
@@ -152,9 +155,11 @@ final class LocalCommand implements Callable<Integer> {
         props.put("quarkus.http.host", host);
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
+        props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid())); // the server exits when this launcher dies
         props.putAll(backend.properties());
         props.putAll(generationProps);
         props.putAll(access.properties());
+        props.putAll(drain.properties());
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

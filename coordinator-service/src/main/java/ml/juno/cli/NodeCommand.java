@@ -26,6 +26,11 @@ final class NodeCommand implements Callable<Integer> {
                     + "(default: env JUNO_MODELS_DIR, else the models/ folder of this installation).")
     java.nio.file.Path modelsDir;
 
+    @Option(names = "--tls-dir", defaultValue = "${env:JUNO_TLS_DIR}", paramLabel = "DIR",
+            description = "Mutual TLS: serve with DIR/<node-id>.pem (or node.pem) and accept only clients with a certificate from DIR/ca.pem "
+                    + "(juno certs; env JUNO_TLS_DIR).")
+    java.nio.file.Path tlsDir;
+
     @Mixin
     BackendOption backend = new BackendOption();
 
@@ -50,6 +55,13 @@ final class NodeCommand implements Callable<Integer> {
         }
         props.put("juno.node.models-dir", dir.toAbsolutePath().toString());
         props.putAll(backend.properties());
+        if (tlsDir != null) {
+            try {
+                props.putAll(ml.juno.coordinator.tls.TlsDir.nodeProperties(tlsDir.toAbsolutePath(), nodeId, port));
+            } catch (java.io.IOException e) {
+                throw new CliException(e.getMessage());
+            }
+        }
         return props;
     }
 }

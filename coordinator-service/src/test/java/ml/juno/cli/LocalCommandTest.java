@@ -66,6 +66,17 @@ class LocalCommandTest {
     }
 
     @Test
+    void drainTimeout_becomesQuarkusShutdownTimeout() {
+        assertEquals("30000ms", parse("--model-path", MODEL).properties().get("quarkus.shutdown.timeout"), "30 s by default");
+        assertEquals("120000ms", parse("--model-path", MODEL, "--drain-timeout", "2m").properties().get("quarkus.shutdown.timeout"));
+        assertEquals("0ms", parse("--model-path", MODEL, "--drain-timeout", "0s").properties().get("quarkus.shutdown.timeout"));
+        assertEquals("--drain-timeout 'soon' is not a duration like 30s or 2m",
+                assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--drain-timeout", "soon").properties()).getMessage());
+        assertEquals(String.valueOf(ProcessHandle.current().pid()), parse("--model-path", MODEL).properties().get("juno.parent-pid"),
+                "the server watches its launcher");
+    }
+
+    @Test
     void missingModelOrBadPort_isOneLineError() {
         CliException missing = assertThrows(CliException.class, () -> parse("--model-path", "/no/such.gguf").properties());
         assertTrue(missing.getMessage().contains("/no/such.gguf"), missing.getMessage());

@@ -59,6 +59,9 @@ public class ApiGate {
     @Inject
     CurrentVertxRequest currentRequest;
 
+    /** Set by a JVM shutdown hook the moment SIGTERM arrives: new API requests get 503 while running ones drain. */
+    private volatile boolean draining;
+
     /** The counters of one key. */
     private record KeyMeters(Counter requests, Counter promptTokens, Counter completionTokens, Counter limited) {
     }
@@ -87,6 +90,7 @@ public class ApiGate {
         if (limits.active()) {
             LOG.infof("rate limits per key: %s", limits.spec());
         }
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("juno-drain").unstarted(() -> draining = true));
     }
 
     void register(@Observes Filters filters) {
@@ -95,6 +99,12 @@ public class ApiGate {
 
     private void filter(RoutingContext rc) {
         String path = rc.normalizedPath();
+        if (draining && path.startsWith("/v1/")) {
+            rc.response().putHeader("Connection", "close");
+            refuse(rc, 503, ErrorResponse.of("The server is shutting down; running requests are finishing. Please retry on another server "
+                    + "or later.", "service_unavailable_error", null, "shutting_down"), 1);
+            return;
+        }
         if (isOpen(path)) {
             rc.next();
             return;

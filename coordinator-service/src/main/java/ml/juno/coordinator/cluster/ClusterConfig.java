@@ -13,8 +13,15 @@ import ml.juno.model.wire.ActivationDtype;
  * @param wire           dtype and byte order of activations and partial sums on the wire
  * @param deadlines      per-call deadlines
  * @param threadsPerNode compute threads each node uses; 0 = all its cores
+ * @param tlsDir         mutual TLS with the nodes from this folder ({@code juno certs}); null: plaintext
  */
-public record ClusterConfig(List<NodeAddress> nodes, Parallelism parallelism, Wire wire, Deadlines deadlines, int threadsPerNode) {
+public record ClusterConfig(List<NodeAddress> nodes, Parallelism parallelism, Wire wire, Deadlines deadlines, int threadsPerNode,
+                            java.nio.file.Path tlsDir) {
+
+    /** Plaintext to the nodes. */
+    public ClusterConfig(List<NodeAddress> nodes, Parallelism parallelism, Wire wire, Deadlines deadlines, int threadsPerNode) {
+        this(nodes, parallelism, wire, deadlines, threadsPerNode, null);
+    }
 
     /** Activation encoding on the wire. */
     public record Wire(ActivationDtype dtype, ByteOrder order) {

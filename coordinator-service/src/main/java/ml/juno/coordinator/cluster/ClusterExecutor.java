@@ -63,6 +63,14 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
                                 int kvBlocks) throws IOException {
         int layers = model.dims().layers();
         int n = config.nodes().size();
+        // impossible layouts are refused here, before any node is asked to load (the engine exits on them at start)
+        if (config.parallelism() == Parallelism.PIPELINE && n > layers) {
+            throw new IllegalArgumentException("cannot split the model's " + layers + " layers over " + n
+                    + " pipeline nodes: use at most " + layers + " nodes");
+        }
+        if (config.parallelism() == Parallelism.TENSOR) {
+            ml.juno.engine.model.ShardTensors.requireSplittable(model, n);
+        }
         List<ShardAssignment> assignments = config.parallelism() == Parallelism.PIPELINE
                 ? ShardAssignment.pipeline(layerBytes(file, layers), n)
                 : ShardAssignment.tensor(layers, n);

@@ -45,11 +45,14 @@ public interface ClusterSettings {
     @WithDefault("0")
     int threadsPerNode();
 
+    /** Mutual TLS with the nodes: the folder {@code juno certs} wrote ({@code ca.pem}, {@code coordinator.pem}, …). */
+    Optional<java.nio.file.Path> tlsDir();
+
     /** The cluster these settings describe (nodes must be set). */
     default ClusterConfig toConfig() {
         return new ClusterConfig(NodeAddress.parseList(nodes().orElseThrow()), Parallelism.parse(parallelism()),
                 new ClusterConfig.Wire(ActivationDtype.parse(dtype()), ProtoMapping.parseByteOrder(byteOrder())),
                 new ClusterConfig.Deadlines(stepTimeout(), loadTimeout(), Duration.ofSeconds(5), connectTimeout()),
-                threadsPerNode());
+                threadsPerNode(), tlsDir().orElse(null));
     }
 }

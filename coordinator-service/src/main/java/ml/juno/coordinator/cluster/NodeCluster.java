@@ -42,6 +42,7 @@ final class NodeCluster implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Thread health;
     private volatile boolean closed;
+    private final Heartbeat heartbeat;
     private long lastPing;
 
     /**
@@ -52,9 +53,10 @@ final class NodeCluster implements AutoCloseable {
         this.assignments = assignments;
         this.base = base;
         for (int i = 0; i < config.nodes().size(); i++) {
-            links.add(new NodeLink(config.nodes().get(i), i));
+            links.add(new NodeLink(config.nodes().get(i), i, config.tlsDir()));
         }
         this.health = Thread.ofPlatform().name("juno-cluster-health").daemon().unstarted(this::healthLoop);
+        this.heartbeat = new Heartbeat(links);
     }
 
     List<NodeLink> links() {
@@ -104,6 +106,7 @@ final class NodeCluster implements AutoCloseable {
         }
         lastPing = System.nanoTime();
         health.start();
+        heartbeat.start();
     }
 
     /** Loads the node's shard (again) and opens its step stream. */
@@ -292,6 +295,7 @@ final class NodeCluster implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        heartbeat.stop();
         health.interrupt();
         for (NodeLink l : links) {
             l.close();

@@ -49,12 +49,28 @@ final class NodeLink implements AutoCloseable {
     volatile long computeNanos;  // what the node says it computed, summed
 
     NodeLink(NodeAddress address, int index) {
+        this(address, index, null);
+    }
+
+    /** @param tlsDir mutual TLS from this folder (the node must chain to its CA, and accepts only our certificate); null: plaintext */
+    NodeLink(NodeAddress address, int index, java.nio.file.Path tlsDir) {
         this.address = address;
         this.index = index;
-        this.channel = ManagedChannelBuilder.forAddress(address.host(), address.port()).usePlaintext()
-                .maxInboundMessageSize(MAX_MESSAGE).build();
+        this.channel = channel(address, tlsDir);
         this.blocking = NodeServiceGrpc.newBlockingStub(channel).withMaxInboundMessageSize(MAX_MESSAGE).withMaxOutboundMessageSize(MAX_MESSAGE);
         this.mutiny = MutinyNodeServiceGrpc.newMutinyStub(channel).withMaxInboundMessageSize(MAX_MESSAGE).withMaxOutboundMessageSize(MAX_MESSAGE);
+    }
+
+    private static ManagedChannel channel(NodeAddress address, java.nio.file.Path tlsDir) {
+        if (tlsDir == null) {
+            return ManagedChannelBuilder.forAddress(address.host(), address.port()).usePlaintext().maxInboundMessageSize(MAX_MESSAGE).build();
+        }
+        try {
+            return io.grpc.Grpc.newChannelBuilderForAddress(address.host(), address.port(),
+                    ml.juno.coordinator.tls.TlsDir.coordinatorCredentials(tlsDir)).maxInboundMessageSize(MAX_MESSAGE).build();
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
     }
 
     boolean isUp() {
@@ -77,6 +93,15 @@ final class NodeLink implements AutoCloseable {
         up = false;
         downReason = reason;
         closeStream();
+    }
+
+    /** Marks the node down and ends a wait for its step answer now (the heartbeat found it unresponsive). */
+    void abort(String reason) {
+        BlockingQueue<Object> q = in;
+        markDown(reason);
+        if (q != null) {
+            q.offer(new Ended(new IllegalStateException(reason)));
+        }
     }
 
     NodeStatus status(Duration deadline) throws NodeFailure {

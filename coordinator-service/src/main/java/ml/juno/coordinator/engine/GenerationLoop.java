@@ -59,7 +59,7 @@ public final class GenerationLoop implements AutoCloseable {
      */
     public SubmitResult submit(GenerationRequest request, TokenEvents events) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submit(request);
+            SubmitResult result = scheduler.submit(request, events); // the choices of one request share their fair share
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();

@@ -39,6 +39,7 @@ public final class Scheduler {
     private final PriorityQueue<Sequence> waiting = new PriorityQueue<>(ORDER);
     private final List<Sequence> running = new ArrayList<>(); // sorted by ORDER
     private final Map<Long, Sequence> byId = new HashMap<>();
+    private final Map<Object, int[]> runningByGroup = new java.util.IdentityHashMap<>(); // running sequences per group
     private final List<FinishedSequence> pendingFinished = new ArrayList<>();
     private final int[] freeSlots;
     private int freeSlotCount;
@@ -46,6 +47,7 @@ public final class Scheduler {
     private long arrivals;
     private long step;
     private long preemptions;
+    private long fairnessPreemptions;
     private long generatedTokens;
 
     /** @param vocabSize tokens of the model's vocabulary: prompts and sampled tokens are checked against it */
@@ -75,6 +77,18 @@ public final class Scheduler {
      * @throws RequestLimitException if the request can never run (what is at fault, and by how much)
      */
     public SubmitResult submit(GenerationRequest request) {
+        return submit(request, null);
+    }
+
+    /**
+     * Queues a request as one choice of {@code group} (an API request: its choices share the group; null: a group of
+     * its own). Slots are shared fairly between groups: admission prefers the group with the fewest running sequences,
+     * and a group with none running may take a slot from the group holding the most (at least two), so one request of
+     * {@code n=16} cannot keep another from its first token until it is done.
+     *
+     * @throws IllegalArgumentException if the request can never run (too long, tokens outside the vocabulary)
+     */
+    public SubmitResult submit(GenerationRequest request, Object group) {
         int promptLength = request.promptLength();
         int maxTokens = request.stop().maxTokens();
         for (int i = 0; i < promptLength; i++) {
@@ -103,15 +117,28 @@ public final class Scheduler {
             }
         }
         if (waiting.size() >= config.maxWaiting()) {
-            return new SubmitResult.Rejected(config.retryAfter(),
-                    "queue full: " + waiting.size() + " requests waiting");
+            return new SubmitResult.Rejected(retryAfter(), "queue full: " + waiting.size() + " requests waiting");
         }
         SamplerState state = new SamplerState(request.sampling(), vocab, request.logprobs());
         Sequence seq = new Sequence(nextId++, arrivals++, request, state);
+        if (group != null) {
+            seq.group = group;
+        }
         state.accept(seq.tokens(), 0, seq.length);
         waiting.add(seq);
         byId.put(seq.id, seq);
         return new SubmitResult.Accepted(seq.id);
+    }
+
+    /**
+     * What a rejected client is told to wait: the configured time for each batch's worth of sequences ahead of it (the
+     * queue is full, so about {@code maxWaiting / maxRunning} batches), at most 60 s, so that clients that retry at
+     * once back off as the queue grows.
+     */
+    java.time.Duration retryAfter() {
+        long batches = 1 + (waiting.size() + running.size()) / Math.max(1, config.maxRunning());
+        long millis = Math.min(60_000, Math.max(1, config.retryAfter().toMillis()) * batches);
+        return java.time.Duration.ofMillis(millis);
     }
 
     /**
@@ -169,6 +196,7 @@ public final class Scheduler {
                 pendingFinished.add(release(seq, seq.cancelled, ""));
             }
         }
+        rebalance();
         List<ScheduledRow> rows = new ArrayList<>();
         int budget = config.maxTokensPerStep();
 
@@ -212,12 +240,12 @@ public final class Scheduler {
 
         // 3. admit waiting sequences
         while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
-            Sequence seq = waiting.peek();
+            Sequence seq = nextWaiting();
             int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget);
             if (cached < 0) {
                 break; // the best waiting sequence does not fit; nobody overtakes it
             }
-            waiting.poll();
+            waiting.remove(seq);
             seq.numComputed = cached;
             if (seq.cachedPromptTokens < 0) {
                 seq.cachedPromptTokens = Math.min(cached, seq.promptLength());
@@ -350,6 +378,69 @@ public final class Scheduler {
                 new KvPlacement(kv.blockSize(), blocks), seq.sampler);
     }
 
+    /** The waiting sequence to admit next: best priority, then the group with the fewest running, then arrival. */
+    private Sequence nextWaiting() {
+        Sequence best = null;
+        int bestRunning = 0;
+        for (Sequence s : waiting) {
+            int r = runningOf(s.group);
+            if (best == null || s.priority() < best.priority()
+                    || (s.priority() == best.priority() && (r < bestRunning || (r == bestRunning && s.arrival < best.arrival)))) {
+                best = s;
+                bestRunning = r;
+            }
+        }
+        return best;
+    }
+
+    private int runningOf(Object group) {
+        int[] n = runningByGroup.get(group);
+        return n == null ? 0 : n[0];
+    }
+
+    private void countRunning(Object group, int delta) {
+        int[] n = runningByGroup.computeIfAbsent(group, g -> new int[1]);
+        n[0] += delta;
+        if (n[0] <= 0) {
+            runningByGroup.remove(group);
+        }
+    }
+
+    /**
+     * Every slot taken and a group waits with none running: the group holding the most running sequences (two at least,
+     * of no better priority) gives up its latest one, to be recomputed later. At most one per step.
+     */
+    private void rebalance() {
+        if (freeSlotCount > 0 || waiting.isEmpty()) {
+            return;
+        }
+        Sequence next = nextWaiting();
+        if (runningOf(next.group) > 0) {
+            return;
+        }
+        Sequence victim = null;
+        int most = 1;
+        for (Sequence s : running) {
+            int r = runningOf(s.group);
+            if (s.priority() < next.priority()) {
+                continue;
+            }
+            if (r > most || (r == most && victim != null && s.group == victim.group && s.arrival > victim.arrival)) {
+                victim = s;
+                most = r;
+            }
+        }
+        if (victim != null) {
+            preempt(victim);
+            fairnessPreemptions++;
+        }
+    }
+
+    /** Sequences preempted to give a waiting request its share. */
+    public long fairnessPreemptions() {
+        return fairnessPreemptions;
+    }
+
     private Sequence worstUnscheduled() {
         for (int i = running.size() - 1; i >= 0; i--) {
             Sequence s = running.get(i);
@@ -363,6 +454,7 @@ public final class Scheduler {
     /** Sends a running sequence back to waiting, freeing its blocks; it is recomputed later. */
     private void preempt(Sequence seq) {
         running.remove(seq);
+        countRunning(seq.group, -1);
         kv.free(seq.blocks);
         freeSlots[freeSlotCount++] = seq.slot;
         seq.slot = -1;
@@ -373,6 +465,7 @@ public final class Scheduler {
     }
 
     private void insertRunning(Sequence seq) {
+        countRunning(seq.group, 1);
         int at = running.size();
         while (at > 0 && ORDER.compare(running.get(at - 1), seq) > 0) {
             at--;
@@ -384,6 +477,7 @@ public final class Scheduler {
     private FinishedSequence release(Sequence seq, FinishReason reason, String message) {
         if (seq.state == Sequence.State.RUNNING) {
             running.remove(seq);
+            countRunning(seq.group, -1);
             freeSlots[freeSlotCount++] = seq.slot;
             seq.slot = -1;
         }

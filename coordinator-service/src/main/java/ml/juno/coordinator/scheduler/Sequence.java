@@ -11,6 +11,8 @@ final class Sequence {
 
     final long id;
     final long arrival;
+    /** The API request this sequence is a choice of (its choices share it); fairness is per group. */
+    Object group = this;
     final GenerationRequest request;
     final int[] stopIds;          // the request's stop ids, masked while below min tokens
     final SamplerState sampler;

@@ -1,5 +1,7 @@
 package ml.juno.coordinator.service;
 
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -15,6 +17,7 @@ import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.engine.EngineInfo;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -32,9 +35,13 @@ public class EngineProducer {
     private volatile ServedModel served;
     private volatile String state = "starting";
 
-    EngineProducer(JunoConfig config, ClusterSettings cluster) {
+    private final boolean exitOnLoadFailure;
+
+    EngineProducer(JunoConfig config, ClusterSettings cluster,
+                   @ConfigProperty(name = "juno.exit-on-load-failure", defaultValue = "true") boolean exitOnLoadFailure) {
         this.config = config;
         this.cluster = cluster;
+        this.exitOnLoadFailure = exitOnLoadFailure;
     }
 
     void onStart(@Observes StartupEvent ignored) {
@@ -71,6 +78,13 @@ public class EngineProducer {
                     engine.info(), engine.backend());
         } catch (IOException | RuntimeException e) {
             state = "model failed to load: " + e.getMessage();
+            if (exitOnLoadFailure && LaunchMode.current() == LaunchMode.NORMAL) {
+                // an impossible configuration (a split that cannot work, a model a node cannot open, nodes that never came
+                // up) does not get better by waiting: say why and exit non-zero, so the launcher or supervisor sees it
+                LOG.error("FATAL: " + state + "; exiting");
+                Quarkus.asyncExit(1);
+                return;
+            }
             LOG.error(state, e);
         }
     }

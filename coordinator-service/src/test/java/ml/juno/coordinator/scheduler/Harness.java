@@ -42,7 +42,11 @@ final class Harness {
     }
 
     long submit(GenerationRequest request) {
-        var result = scheduler.submit(request);
+        return submit(request, null);
+    }
+
+    long submit(GenerationRequest request, Object group) {
+        var result = scheduler.submit(request, group);
         if (!(result instanceof SubmitResult.Accepted a)) {
             throw new AssertionError("rejected: " + result);
         }

@@ -98,7 +98,7 @@ class SchedulerTest {
         h.submit(Harness.prompt(2, 3, V), GREEDY, StopCondition.of(1), 0);
         var r = h.scheduler.submit(GenerationRequest.of(Harness.prompt(3, 3, V), GREEDY, StopCondition.of(1)));
         var rejected = assertInstanceOf(SubmitResult.Rejected.class, r);
-        assertEquals(Duration.ofSeconds(2), rejected.retryAfter());
+        assertEquals(Duration.ofSeconds(4), rejected.retryAfter(), "2 s for each batch ahead: 2 waiting over 2 slots is 2 batches");
         h.step(); // both admitted: room again
         assertInstanceOf(SubmitResult.Accepted.class,
                 h.scheduler.submit(GenerationRequest.of(Harness.prompt(3, 3, V), GREEDY, StopCondition.of(1))));

@@ -28,7 +28,8 @@ public final class GgufFile implements AutoCloseable {
     private final List<GgufTensorInfo> tensors;
     private final Map<String, GgufTensorInfo> byName;
 
-    private GgufFile(Path path, Arena arena, MemorySegment segment, GgufParser.Parsed p) {
+    private GgufFile(Path path, Arena arena, MemorySegment segment, GgufParser.Parsed p) throws GgufFormatException {
+        GgufSanity.check(p.metadata()); // ids inside the vocabulary, hyper-parameters in sane bounds
         this.path = path;
         this.arena = arena;
         this.segment = segment;

@@ -17,6 +17,13 @@ public class GgufFormatException extends IOException {
         this.offset = offset;
     }
 
+    /** A value that parses but cannot be right (a key out of its sane range); no byte offset ({@link #offset()} is -1). */
+    public GgufFormatException(String field, String problem) {
+        super(field + ": " + problem);
+        this.field = field;
+        this.offset = -1;
+    }
+
     /** The field being read, e.g. {@code tensor[3].offset} or {@code metadata[tokenizer.ggml.tokens].count}. */
     public String field() {
         return field;

@@ -76,6 +76,18 @@ public final class ShardTensors {
         this.local = new AttentionShape(hLocal, kvLocal, a.headDim(), a.scale());
     }
 
+    /**
+     * Refuses a tensor-parallel split of {@code config} into {@code parts} slices that cannot work ({@link #splitProblem});
+     * the coordinator checks it before any node loads.
+     */
+    public static void requireSplittable(ModelConfig config, int parts) {
+        var a = config.attention();
+        String problem = parts < 1 ? "a tensor-parallel split needs at least one slice" : splitProblem(a.heads(), a.kvHeads(), parts);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+    }
+
     public ModelConfig config() {
         return config;
     }

@@ -77,14 +77,14 @@ class ModelHyperParamsTest {
         new GgufWriter().putString(GgufKeys.GENERAL_ARCHITECTURE, "llama").putUInt32("llama.context_length", 128)
                 .putUInt32("llama.embedding_length", 64).putUInt32("llama.block_count", 2)
                 .putUInt32("llama.attention.head_count", 8).putUInt32("llama.attention.head_count_kv", 3).write(p);
-        e = assertThrows(IllegalArgumentException.class, () -> read(p));
-        assertTrue(e.getMessage().contains("head_count_kv 3"), e.getMessage());
+        GgufFormatException kv = assertThrows(GgufFormatException.class, () -> read(p)); // refused as the file opens (GgufSanity)
+        assertTrue(kv.getMessage().contains("llama.attention.head_count_kv: value 3 does not divide"), kv.getMessage());
 
         new GgufWriter().putString(GgufKeys.GENERAL_ARCHITECTURE, "llama").putUInt32("llama.context_length", 128)
                 .putUInt32("llama.embedding_length", 64).putUInt32("llama.block_count", 2)
                 .putString("llama.attention.head_count", "eight").write(p);
-        e = assertThrows(IllegalArgumentException.class, () -> read(p));
-        assertTrue(e.getMessage().contains("llama.attention.head_count is STRING"), e.getMessage());
+        GgufFormatException type = assertThrows(GgufFormatException.class, () -> read(p));
+        assertTrue(type.getMessage().contains("llama.attention.head_count: is STRING, not an integer"), type.getMessage());
     }
 
     @Test

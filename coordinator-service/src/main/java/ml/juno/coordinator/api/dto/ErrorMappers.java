@@ -101,6 +101,10 @@ public final class ErrorMappers {
 
     @ServerExceptionMapper(priority = 2)
     public Response unexpected(Throwable e) {
+        if (ml.juno.coordinator.api.ClientHangups.isHangup(e)) {
+            LOG.debugf("a client hung up before its request was read: %s", e.getMessage());
+            return error(400, ErrorTypes.INVALID_REQUEST, "The connection was closed", null, null); // nobody is left to read it
+        }
         LOG.error("request failed", e);
         return error(500, ErrorTypes.SERVER, "The server had an error while processing your request: " + e, null, null);
     }

@@ -10,7 +10,9 @@ import ml.juno.coordinator.scheduler.Usage;
 /**
  * Streams a generation as SSE frames: for chats a role chunk per choice first, then content chunks, a finish
  * chunk per choice, the usage chunk when asked for, and {@code [DONE]}. If a choice fails, the stream ends
- * with an error event and {@code [DONE]}. Frames are buffered until the HTTP layer subscribes.
+ * with an error event and {@code [DONE]}. Frames are buffered until the HTTP layer takes them, at most
+ * {@link #MAX_PENDING_FRAMES}: a client that stops reading (its socket full, so the HTTP layer stops asking for frames)
+ * is cut off there, its generation cancelled and its connection closed, instead of its output piling up in memory.
  */
 public final class SseStream implements GenerationListener {
 
@@ -18,10 +20,22 @@ public final class SseStream implements GenerationListener {
     private final boolean chat;
     private final boolean includeUsage;
     private final int[] textOffsets;
+    /** Frames produced but not yet taken by the HTTP layer, at most (a frame is one chunk: ~100-400 bytes). */
+    public static final int MAX_PENDING_FRAMES = 4096;
+
     private final UnicastProcessor<String> frames = UnicastProcessor.create();
+    private final java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger();
+    private final int maxPending;
+    private volatile boolean cutOff;
     private String error;
 
     public SseStream(ChunkFormat format, boolean chat, int choices, boolean includeUsage) {
+        this(format, chat, choices, includeUsage, MAX_PENDING_FRAMES);
+    }
+
+    /** As above, cutting the client off past {@code maxPending} frames it has not taken. */
+    public SseStream(ChunkFormat format, boolean chat, int choices, boolean includeUsage, int maxPending) {
+        this.maxPending = maxPending;
         this.format = format;
         this.chat = chat;
         this.includeUsage = includeUsage;
@@ -32,7 +46,7 @@ public final class SseStream implements GenerationListener {
     public SseStream open() {
         if (chat) {
             for (int i = 0; i < textOffsets.length; i++) {
-                frames.onNext(format.role(i));
+                emit(format.role(i));
             }
         }
         return this;
@@ -40,15 +54,39 @@ public final class SseStream implements GenerationListener {
 
     /** The frames, for one subscriber; cancelling it (the client hung up) runs {@code onCancel}. */
     public Multi<String> frames(Runnable onCancel) {
-        return frames.onCancellation().invoke(onCancel);
+        return frames.onItem().invoke(pending::decrementAndGet).onCancellation().invoke(onCancel);
+    }
+
+    /** Whether this stream was cut off because its client stopped reading. */
+    public boolean cutOff() {
+        return cutOff;
+    }
+
+    private void emit(String frame) {
+        if (cutOff) {
+            return;
+        }
+        if (pending.incrementAndGet() > maxPending) {
+            cutOff = true;
+            frames.onError(new SlowClientException(maxPending));
+            throw new SlowClientException(maxPending); // the listener failing cancels the generation
+        }
+        frames.onNext(frame);
+    }
+
+    /** The client took none of the last {@code n} frames: it is cut off. */
+    public static final class SlowClientException extends RuntimeException {
+        SlowClientException(int n) {
+            super("the client stopped reading: " + n + " frames unread", null, false, false);
+        }
     }
 
     @Override
     public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
         if (logprobs != null && logprobs.tokenId() >= 0) {
-            frames.onNext(format.content(choice, text, logprobs, textOffsets[choice]));
+            emit(format.content(choice, text, logprobs, textOffsets[choice]));
         } else if (!text.isEmpty()) {
-            frames.onNext(format.content(choice, text));
+            emit(format.content(choice, text));
         }
         textOffsets[choice] += text.length();
     }
@@ -56,7 +94,7 @@ public final class SseStream implements GenerationListener {
     @Override
     public void onText(int choice, String text) {
         if (!text.isEmpty()) {
-            frames.onNext(format.content(choice, text));
+            emit(format.content(choice, text));
             textOffsets[choice] += text.length();
         }
     }
@@ -72,18 +110,20 @@ public final class SseStream implements GenerationListener {
             case CANCELLED -> {
                 // the client is gone, or another choice failed: nothing useful to say for this one
             }
-            default -> frames.onNext(format.finish(choice, reason));
+            default -> emit(format.finish(choice, reason));
         }
     }
 
     @Override
     public void onFinished(Usage usage) {
         if (error != null) {
-            frames.onNext(format.error(ErrorResponse.of("The model failed while generating: " + error, ErrorTypes.SERVER, null, "generation_failed")));
+            emit(format.error(ErrorResponse.of("The model failed while generating: " + error, ErrorTypes.SERVER, null, "generation_failed")));
         } else if (includeUsage) {
-            frames.onNext(format.usage(usage));
+            emit(format.usage(usage));
         }
-        frames.onNext(ChunkFormat.DONE);
-        frames.onComplete();
+        emit(ChunkFormat.DONE);
+        if (!cutOff) {
+            frames.onComplete();
+        }
     }
 }
