@@ -63,7 +63,7 @@ class FailFastIT {
         Run tensor = juno(Duration.ofSeconds(60), "coordinator", "-m", MODEL.toString(), "--nodes", unreachable(5), "--pType", "tensor",
                 "--api-port", port);
         assertEquals(1, tensor.exitCode(), tensor.output());
-        assertTrue(tensor.output().contains("cannot split 8 heads and 4 KV heads into 5 tensor-parallel slices") // 3 is an uneven split that works, tensor.output());
+        assertTrue(tensor.output().contains("cannot split 8 heads and 4 KV heads into 5 tensor-parallel slices"), tensor.output()); // 3: uneven, works
         System.out.println("fail fast: pipeline " + pipeline.millis() + " ms, tensor " + tensor.millis() + " ms");
     }
 
