@@ -6,6 +6,9 @@ import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.block.AllReduce;
+import ml.juno.engine.moe.ExpertBudget;
+import ml.juno.engine.moe.ExpertStats;
+import ml.juno.engine.moe.ExpertStore;
 
 /**
  * A model (or shard) ready to run: config, checked and memory-mapped weights, and the backend that computes. The
@@ -18,6 +21,8 @@ public final class Model implements AutoCloseable {
     private final DecoderModel decoder;
     private final Backend backend;
     private final int contextLength;
+    /** The routed experts' store when {@link #streamExperts} installed one, else {@code null} (memory-mapped). */
+    private ExpertStore experts;
 
     private Model(ModelConfig config, EngineOptions options, DecoderModel decoder, Backend backend) {
         this.config = config;
@@ -102,8 +107,39 @@ public final class Model implements AutoCloseable {
         return new InferenceSession(this, Objects.requireNonNull(paging, "paging"));
     }
 
+    /**
+     * Streams this model's routed experts from {@code file} (the one it was loaded from) through a RAM tier of
+     * {@code budget} instead of the memory map ({@code --expert-cache}); call before any session runs. Logits are
+     * bit-identical to the mapped run. Refused for a model without MoE layers or when a store is already installed.
+     */
+    public ExpertStore streamExperts(GgufFile file, ExpertBudget budget) {
+        return streamExperts(file, budget, ExpertStore.Options.defaults());
+    }
+
+    /** {@link #streamExperts(GgufFile, ExpertBudget)} with explicit store options. */
+    public ExpertStore streamExperts(GgufFile file, ExpertBudget budget, ExpertStore.Options options) {
+        if (experts != null) {
+            throw new IllegalStateException("experts already streamed");
+        }
+        experts = ExpertStore.attach(file, decoder.moeLayers(), decoder.moeLayerIndices(), backend, budget, options);
+        return experts;
+    }
+
+    /** The expert store's telemetry, or {@code null} when the experts are memory-mapped. */
+    public ExpertStats expertStats() {
+        return experts == null ? null : experts.stats();
+    }
+
+    /** The store streaming the experts, or {@code null}. */
+    public ExpertStore expertStore() {
+        return experts;
+    }
+
     @Override
     public void close() {
+        if (experts != null) {
+            experts.close();
+        }
         backend.close();
     }
 }
