@@ -145,6 +145,33 @@ class ExpertStreamingTest {
         }
     }
 
+    /**
+     * {@code juno synth} with experts writes a qwen3moe file the engine runs (finite logits), whose experts stream
+     * bit for bit at a budget of a few slots: the qwen3moe-mini preset's layout, shrunk.
+     */
+    @org.junit.jupiter.api.Test
+    void synthesizedQwen3Moe_runsAndStreamsBitForBit(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        var preset = new ml.juno.engine.synth.SynthPreset("tiny-moe", 512, 256, 2, 4, 2, 512, 256, 1e6f, 1e-6f,
+                new ml.juno.engine.synth.SynthPreset.Moe(16, 4, 256));
+        Path file = tmp.resolve("tiny-moe.gguf");
+        ml.juno.engine.synth.Synth.run(new ml.juno.engine.synth.SynthOptions(preset, "Q4_K_M", file, 7, null, 2),
+                ml.juno.engine.quantize.ProgressListener.NONE);
+        try (GgufFile f = GgufFile.open(file)) {
+            assertEquals("qwen3moe", f.metadata().getString(ml.juno.engine.gguf.GgufKeys.GENERAL_ARCHITECTURE));
+            assertEquals(List.of(256L, 256L, 16L), java.util.Arrays.stream(f.tensor("blk.1.ffn_up_exps.weight").shape()).boxed().toList());
+        }
+        List<float[]> mapped = run(file, backend("java"), null, null);
+        for (float[] row : mapped) {
+            for (float v : row) {
+                assertTrue(Float.isFinite(v));
+            }
+        }
+        List<float[]> streamed = run(file, backend("java"), ExpertBudget.ofBytes(3 * slotBytes(file)), null);
+        for (int r = 0; r < mapped.size(); r++) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(mapped.get(r), streamed.get(r), "row " + r);
+        }
+    }
+
     /** The slot size a store for {@code file} uses. */
     static long slotBytes(Path file) throws Exception {
         try (GgufFile f = GgufFile.open(file);
