@@ -40,6 +40,9 @@ final class ClusterCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -67,7 +70,9 @@ final class ClusterCommand implements Callable<Integer> {
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
         Path modelPath = model.resolve().toAbsolutePath();
-        Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
+        // a bad JUNO_BACKEND or JUNO_EXPERT_CACHE is an error before anything starts; the nodes run the model
+        Map<String, String> backendProps = new LinkedHashMap<>(backend.properties());
+        backendProps.putAll(expertCache.properties());
         Files.createDirectories(logDir);
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];

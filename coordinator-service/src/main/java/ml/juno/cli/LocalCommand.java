@@ -42,6 +42,9 @@ final class LocalCommand implements Callable<Integer> {
     BackendOption backend = new BackendOption();
 
     @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Override
@@ -76,6 +79,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
+        props.putAll(expertCache.properties());
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -24,6 +24,9 @@ final class NodeCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
@@ -40,6 +43,7 @@ final class NodeCommand implements Callable<Integer> {
         props.put("quarkus.http.host", host);
         props.put("juno.node.id", nodeId);
         props.putAll(backend.properties());
+        props.putAll(expertCache.properties());
         return props;
     }
 }

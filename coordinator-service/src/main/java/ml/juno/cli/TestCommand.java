@@ -45,6 +45,9 @@ final class TestCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Option(names = "--nodes", defaultValue = "2", description = "Node processes per cluster (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -75,6 +78,7 @@ final class TestCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         Path modelPath = model.resolve().toAbsolutePath();
         backend.args(); // a bad JUNO_BACKEND is an error before any cluster starts
+        expertCache.args();
         Files.createDirectories(logDir);
         for (String p : parallelisms) {
             String reference;
@@ -181,6 +185,7 @@ final class TestCommand implements Callable<Integer> {
                 "--model-path", model.toString(), "--nodes", Integer.toString(nodes), "--pType", parallelism,
                 "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString()));
         cmd.addAll(backend.args());
+        cmd.addAll(expertCache.args());
         return cmd;
     }
 

@@ -46,7 +46,9 @@ public final class Model implements AutoCloseable {
 
     /**
      * A shard of the model, computed by the backend {@code backends} makes (closed with the model). Every tensor of the
-     * shard is checked here, before the backend is made and before any compute.
+     * shard is checked here, before the backend is made and before any compute. When the process asks for an expert
+     * cache ({@link ExpertBudget#requested}: {@code --expert-cache}, {@code JUNO_EXPERT_CACHE}), the routed experts of
+     * an MoE model are streamed from the file through it ({@link #streamExperts}).
      */
     public static Model load(GgufFile file, EngineOptions options, ShardSpec shard, Backend.Factory backends) {
         return load(file, options, shard, backends, null);
@@ -65,7 +67,22 @@ public final class Model implements AutoCloseable {
         ModelConfig config = a.config(file);
         DecoderModel decoder = a.load(file, config, shard, shard.tensorParts() > 1 ? allReduce : AllReduce.NONE,
                 contextLength(config, options));
-        return new Model(config, options, decoder, Objects.requireNonNull(backends.create(options.threads()), "backend"));
+        ExpertBudget experts = ExpertBudget.requested();
+        Model model = new Model(config, options, decoder, Objects.requireNonNull(backends.create(options.threads()), "backend"));
+        if (experts != null) {
+            if (decoder.moeLayers().isEmpty()) {
+                System.getLogger(Model.class.getName()).log(System.Logger.Level.INFO, "expert cache " + experts
+                        + " ignored: " + file.path() + " has no mixture-of-experts layers here");
+            } else {
+                try {
+                    model.streamExperts(file, experts);
+                } catch (RuntimeException | Error e) {
+                    model.close();
+                    throw e;
+                }
+            }
+        }
+        return model;
     }
 
     public ModelConfig config() {

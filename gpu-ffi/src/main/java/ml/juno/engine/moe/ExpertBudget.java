@@ -9,8 +9,10 @@ import java.util.Locale;
  * of {@code bytes} ({@code >= 0}, else {@code -1}) and {@code percent} ({@code 0..100}, else {@code -1}) is set.
  */
 public record ExpertBudget(long bytes, double percent) {
-    /** The environment variable the commands read when the flag is absent. */
+    /** The environment variable the engine reads when the property is absent. */
     public static final String ENV = "JUNO_EXPERT_CACHE";
+    /** The system property {@code --expert-cache} sets (in this JVM, and passed to the apps it starts). */
+    public static final String PROPERTY = "juno.expert-cache";
 
     public ExpertBudget {
         boolean asBytes = bytes >= 0 && percent == -1;
@@ -69,6 +71,25 @@ public record ExpertBudget(long bytes, double percent) {
             case "tb" -> 1_000_000_000_000L;
             default -> -1;
         };
+    }
+
+    /**
+     * What this process was asked for: {@value #PROPERTY}, else {@value #ENV}; {@code null} when neither is set (or
+     * is blank): experts stay memory-mapped.
+     *
+     * @throws IllegalArgumentException for a value {@link #parse} refuses, naming where it came from
+     */
+    public static ExpertBudget requested() {
+        String p = System.getProperty(PROPERTY);
+        String v = p != null ? p : System.getenv(ENV);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        try {
+            return parse(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException((p != null ? "-D" + PROPERTY : ENV) + ": " + e.getMessage());
+        }
     }
 
     /** The budget in bytes where holding every routed expert takes {@code expertBytes}. */

@@ -61,6 +61,9 @@ public final class ExpertStore implements AutoCloseable {
         }
     }
 
+    /** The stores open in this process, for metrics exporters ({@link #openStats}). */
+    private static final java.util.concurrent.CopyOnWriteArrayList<ExpertStore> OPEN = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private final Layer[] layers;
     private final int[] modelLayer;
     private final Backend backend;
@@ -201,6 +204,7 @@ public final class ExpertStore implements AutoCloseable {
         for (int i = 0; i < moe.size(); i++) {
             moe.get(i).streamFrom(s.layers[i]);
         }
+        OPEN.add(s);
         return s;
     }
 
@@ -222,6 +226,15 @@ public final class ExpertStore implements AutoCloseable {
                 new ExpertStats.Timing(readWaitNanos, computeNanos, reader.readNanos.get(), reader.inFlight.get(),
                         Math.max(maxInFlight, reader.maxInFlight.get())),
                 per, failure);
+    }
+
+    /** A snapshot of every store open in this process (normally one; one per rank when ranks share a process). */
+    public static List<ExpertStats> openStats() {
+        List<ExpertStats> out = new ArrayList<>();
+        for (ExpertStore s : OPEN) {
+            out.add(s.stats());
+        }
+        return out;
     }
 
     /** {@code null} while healthy, else why every step fails. */
@@ -546,6 +559,7 @@ public final class ExpertStore implements AutoCloseable {
 
     @Override
     public void close() {
+        OPEN.remove(this);
         try {
             reader.close();
         } catch (IOException e) {
