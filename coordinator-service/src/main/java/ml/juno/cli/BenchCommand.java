@@ -169,12 +169,16 @@ final class BenchCommand implements Callable<Integer> {
                 o.put("cold", cold);
                 if (tgExperts != null) {
                     ObjectNode e = o.putObject("experts");
-                    ExpertsReport.json(e.putObject("pp"), ExpertsReport.of(null, ppExperts, p * reps, pp));
-                    ExpertsReport.json(e.putObject("tg"), ExpertsReport.of(ppExperts, tgExperts, n * reps, tg));
+                    ExpertsReport.json(e.putObject("pp"), ExpertsReport.of(null, ppExperts));
+                    ExpertsReport.json(e.putObject("tg"), ExpertsReport.of(ppExperts, tgExperts));
                     e.put("budget_bytes", tgExperts.tier().budgetBytes());
                     e.put("slot_bytes", tgExperts.tier().slotBytes());
                     e.put("cache_slots", tgExperts.tier().cacheSlots());
                     e.put("direct_io", tgExperts.tier().direct());
+                    ArrayNode layers = e.putArray("layer_hit_rate"); // whole run, per MoE layer
+                    for (ExpertStats.LayerHits l : tgExperts.layers()) {
+                        layers.add(l.hitRate());
+                    }
                 }
                 out.println(new ObjectMapper().writeValueAsString(o));
             } else {
@@ -194,8 +198,8 @@ final class BenchCommand implements Callable<Integer> {
                     out.println(String.format(Locale.ROOT, "experts: streamed, cache %.1f MiB (%d slots of %.2f MiB), %s",
                             tier.budgetBytes() / 1048576.0, tier.cacheSlots(), tier.slotBytes() / 1048576.0,
                             tier.direct() ? "O_DIRECT" : "page cache"));
-                    out.println("experts " + ExpertsReport.of(null, ppExperts, p * reps, pp).text("pp"));
-                    out.println("experts " + ExpertsReport.of(ppExperts, tgExperts, n * reps, tg).text("tg"));
+                    out.println("experts " + ExpertsReport.of(null, ppExperts).text("pp"));
+                    out.println("experts " + ExpertsReport.of(ppExperts, tgExperts).text("tg"));
                 }
             }
             out.flush();

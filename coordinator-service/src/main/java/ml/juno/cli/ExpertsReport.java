@@ -2,17 +2,15 @@ package ml.juno.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Locale;
-import ml.juno.engine.model.BenchResult;
 import ml.juno.engine.moe.ExpertStats;
 
 /**
  * What streamed experts did during one bench phase (pp or tg, warm-up included unless {@code --cold}): the difference
- * of two {@link ExpertStats} snapshots. Times per token and the read rate use the phase's wall time as tokens / mean
- * tok/s, so they are estimates when the repetitions' speeds differ.
+ * of two {@link ExpertStats} snapshots.
  *
  * @param hitRate          expert uses served from the RAM cache
  * @param bytesPerToken    bytes read from the file per token
- * @param readMiBps        bytes read per second of the phase
+ * @param readMiBps        bytes read per second of reading (wall time with a read in flight): the achieved bandwidth
  * @param readWaitMs       per token, the inference thread's wait for reads
  * @param computeMs        per token, expert compute
  */
@@ -22,8 +20,8 @@ record ExpertsReport(double hitRate, double bytesPerToken, double readMiBps, dou
     /** Reads in flight at most, distinct experts per layer per window of tokens, reads issued. */
     record Extra(int maxReadsInFlight, double uniquePerWindow, long reads) {}
 
-    /** The phase between {@code before} ({@code null}: the start) and {@code after}; {@code timed} tokens ran at {@code r}. */
-    static ExpertsReport of(ExpertStats before, ExpertStats after, long timed, BenchResult r) {
+    /** The phase between {@code before} ({@code null}: the start) and {@code after}. */
+    static ExpertsReport of(ExpertStats before, ExpertStats after) {
         long hits = after.hits() - (before == null ? 0 : before.hits());
         long misses = after.misses() - (before == null ? 0 : before.misses());
         long bytes = after.traffic().bytesRead() - (before == null ? 0 : before.traffic().bytesRead());
@@ -31,7 +29,7 @@ record ExpertsReport(double hitRate, double bytesPerToken, double readMiBps, dou
         long reads = after.traffic().reads() - (before == null ? 0 : before.traffic().reads());
         long wait = after.timing().readWaitNanos() - (before == null ? 0 : before.timing().readWaitNanos());
         long compute = after.timing().computeNanos() - (before == null ? 0 : before.timing().computeNanos());
-        double seconds = r.tokensPerSecond() > 0 ? tokens / r.tokensPerSecond() : 0;
+        double seconds = (after.timing().readBusyNanos() - (before == null ? 0 : before.timing().readBusyNanos())) / 1e9;
         return new ExpertsReport(hits + misses == 0 ? 0 : (double) hits / (hits + misses),
                 tokens == 0 ? 0 : (double) bytes / tokens, seconds == 0 ? 0 : bytes / seconds / 1048576.0,
                 tokens == 0 ? 0 : wait / 1e6 / tokens, tokens == 0 ? 0 : compute / 1e6 / tokens,
@@ -39,7 +37,7 @@ record ExpertsReport(double hitRate, double bytesPerToken, double readMiBps, dou
     }
 
     String text(String phase) {
-        return String.format(Locale.ROOT, "%s: hit rate %.1f%%, %.2f MiB read per token (%.0f MiB/s), %d reads, up to %d in "
+        return String.format(Locale.ROOT, "%s: hit rate %.1f%%, %.2f MiB read per token (%.0f MiB/s while reading), %d reads, up to %d in "
                         + "flight; per token %.2f ms waiting for reads, %.2f ms computing experts; %.1f distinct experts per "
                         + "layer per %d tokens", phase, 100 * hitRate, bytesPerToken / 1048576.0, readMiBps, extra.reads(),
                 extra.maxReadsInFlight(), readWaitMs, computeMs, extra.uniquePerWindow(), ml.juno.engine.moe.ExpertStore.WINDOW);

@@ -50,7 +50,9 @@ final class ExpertReader implements AutoCloseable {
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicLong bytesRead = new AtomicLong();
     final AtomicLong reads = new AtomicLong();
-    final AtomicLong readNanos = new AtomicLong();
+    /** Wall time with at least one read queued or running (the achieved bandwidth is bytes over this). */
+    final AtomicLong busyNanos = new AtomicLong();
+    private final AtomicLong busySince = new AtomicLong();
 
     /** {@code threads} readers over {@code path}, queue room for {@code capacity} reads; {@code direct}: try O_DIRECT. */
     ExpertReader(Path path, int threads, int capacity, boolean direct) throws IOException {
@@ -107,9 +109,14 @@ final class ExpertReader implements AutoCloseable {
     /** Queues {@code t}; the slot's {@link Slot#pending} count must already include it. */
     void submit(Task t) {
         int now = inFlight.incrementAndGet();
+        if (now == 1) {
+            busySince.set(System.nanoTime());
+        }
         maxInFlight.accumulateAndGet(now, Math::max);
         if (!queue.offer(t)) {
-            inFlight.decrementAndGet();
+            if (inFlight.decrementAndGet() == 0) {
+                busyNanos.addAndGet(System.nanoTime() - busySince.get());
+            }
             t.slot.fail(new IllegalStateException("expert read queue full (" + queue.size() + ")"));
             t.slot.pieceDone();
         }
@@ -126,14 +133,14 @@ final class ExpertReader implements AutoCloseable {
             if (t == STOP) {
                 return;
             }
-            long t0 = System.nanoTime();
             try {
                 read(t);
             } catch (Throwable e) {
                 t.slot.fail(e);
             } finally {
-                readNanos.addAndGet(System.nanoTime() - t0);
-                inFlight.decrementAndGet();
+                if (inFlight.decrementAndGet() == 0) {
+                    busyNanos.addAndGet(System.nanoTime() - busySince.get());
+                }
                 t.slot.pieceDone();
             }
         }

@@ -26,10 +26,10 @@ public record ExpertStats(Tier tier, Traffic traffic, Timing timing, List<LayerH
     public record Traffic(long tokens, long steps, long reads, long bytesRead, double uniqueExpertsPerWindow) {}
 
     /**
-     * Nanoseconds the inference thread waited for reads, and spent computing experts; summed time of the reader
-     * threads on reads; reads in flight now and at most.
+     * Nanoseconds the inference thread waited for reads, and spent computing experts; wall time with at least one
+     * read in flight ({@code bytesRead / readBusyNanos} is the achieved read bandwidth); reads in flight now and at most.
      */
-    public record Timing(long readWaitNanos, long computeNanos, long readNanos, int readsInFlight, int maxReadsInFlight) {}
+    public record Timing(long readWaitNanos, long computeNanos, long readBusyNanos, int readsInFlight, int maxReadsInFlight) {}
 
     /** One MoE layer ({@code layer}: model layer index): experts found in the RAM tier and experts read. */
     public record LayerHits(int layer, long hits, long misses) {

@@ -223,7 +223,7 @@ public final class ExpertStore implements AutoCloseable {
                 new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct()),
                 new ExpertStats.Traffic(tokens, steps, reader.reads.get(), reader.bytesRead.get(),
                         windows == 0 ? 0 : uniqueSum / windows),
-                new ExpertStats.Timing(readWaitNanos, computeNanos, reader.readNanos.get(), reader.inFlight.get(),
+                new ExpertStats.Timing(readWaitNanos, computeNanos, reader.busyNanos.get(), reader.inFlight.get(),
                         Math.max(maxInFlight, reader.maxInFlight.get())),
                 per, failure);
     }
