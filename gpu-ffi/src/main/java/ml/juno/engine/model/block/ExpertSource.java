@@ -4,7 +4,8 @@ package ml.juno.engine.model.block;
  * Where one MoE layer's routed experts come from during a step: the memory map (every expert always present) or an
  * expert store that reads the missing ones from the file into RAM slots ({@code ml.juno.engine.moe}). A step calls
  * {@link #begin} once with the routing, then {@link #await}/{@link #done} for each used expert in ascending expert id
- * (the compute order, fixed whatever order reads finish in), then {@link #end}, also when the step failed. One
+ * (the compute order, fixed whatever order reads finish in), then {@link #end}, also when the step failed (in
+ * {@link #begin} too). One
  * inference thread calls it.
  */
 public interface ExpertSource {

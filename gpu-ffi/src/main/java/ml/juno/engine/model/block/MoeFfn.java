@@ -79,8 +79,8 @@ public final class MoeFfn implements FeedForward {
         MoeRouting.groupByExpert(s.chosenExperts, batch, used, n, s.expertStart, s.expertRows);
         // the union of the batch's experts, once per step; computed in expert order whatever order their bytes arrive in
         ExpertSource src = source;
-        src.begin(s.expertStart, n);
         try {
+            src.begin(s.expertStart, n);
             for (int e = 0; e < n; e++) {
                 int from = s.expertStart[e];
                 int count = s.expertStart[e + 1] - from;
