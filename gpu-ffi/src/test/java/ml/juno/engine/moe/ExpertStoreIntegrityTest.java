@@ -16,9 +16,9 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.cpu.CpuBackend;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,11 +35,11 @@ class ExpertStoreIntegrityTest {
     }
 
     private static void prompt(InferenceSession s) {
-        ForwardBatch b = new ForwardBatch(32);
+        StepBatch.Builder b = new StepBatch.Builder(32);
         for (int i = 0; i < 8; i++) {
             b.add(0, i, 3 + 17 * i, i == 7);
         }
-        s.forward(b);
+        s.forward(b.build());
     }
 
     @Test

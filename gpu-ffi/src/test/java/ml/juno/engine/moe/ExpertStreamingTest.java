@@ -13,10 +13,10 @@ import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -196,13 +196,13 @@ class ExpertStreamingTest {
             }
             try (InferenceSession s = m.newSession()) {
                 int vocab = m.config().dims().vocab();
-                ForwardBatch batch = new ForwardBatch(32);
+                StepBatch.Builder batch = new StepBatch.Builder(32);
                 for (int p = 0; p < 3; p++) {
                     batch.clear();
                     for (int i = 0; i < 13; i++) {
                         batch.add(0, i, 1 + (i * 7919 + p * 104729) % (vocab - 1), true);
                     }
-                    Logits l = s.forward(batch);
+                    Logits l = s.forward(batch.build());
                     int next = 0;
                     for (int r = 0; r < l.count(); r++) {
                         out.add(l.copyRow(r));
@@ -211,7 +211,7 @@ class ExpertStreamingTest {
                     for (int step = 0; step < 4; step++) {
                         batch.clear();
                         batch.add(0, 13 + step, next, true);
-                        l = s.forward(batch);
+                        l = s.forward(batch.build());
                         out.add(l.copyRow(0));
                         next = l.argmax(0);
                     }

@@ -8,15 +8,12 @@ import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.KvElement;
@@ -40,7 +37,6 @@ final class LoadedShard implements AutoCloseable {
     private final ActivationCodec codec;
     private final ActivationCodec logitCodec;
     private final StepAllReduce allReduce;
-    private final ForwardBatch batch;
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
@@ -55,7 +51,6 @@ final class LoadedShard implements AutoCloseable {
         this.codec = codec;
         this.logitCodec = ProtoMapping.codec(ml.juno.model.wire.ActivationDtype.FLOAT32, codec.order());
         this.allReduce = allReduce;
-        this.batch = new ForwardBatch(session.maxBatch());
         this.dim = model.config().dims().embedding();
         int layers = model.config().dims().layers();
         this.embeds = assignment.isTensorParallel() || assignment.layers().start() == 0;
@@ -136,18 +131,7 @@ final class LoadedShard implements AutoCloseable {
     }
 
     private void run(StepBatch b, Tensor activations, StepOutput.Builder out) {
-        StepRows rows = b.rows();
-        int n = rows.count();
-        if (n > batch.capacity()) {
-            throw new IllegalArgumentException("step " + b.stepId() + " has " + n + " rows; this shard takes " + batch.capacity());
-        }
-        if (embeds && !rows.hasTokens()) {
-            throw new IllegalArgumentException("step " + b.stepId() + ": this shard embeds and needs one token id per row, got none for "
-                    + n + " rows");
-        }
-        for (SlotBlocks t : b.blockTables()) {
-            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
-        }
+        int n = b.rows().count(); // the session checks the rows against the shard
         if (!embeds) {
             if (ProtoMapping.rows(activations) != n || ProtoMapping.cols(activations) != dim) {
                 throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape " + activations.getShapeList()
@@ -155,11 +139,7 @@ final class LoadedShard implements AutoCloseable {
             }
             ProtoMapping.decode(activations, session.hiddenStates(), 0);
         }
-        batch.clear();
-        for (int i = 0; i < n; i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i]);
-        }
-        Logits logits = session.forward(batch);
+        Logits logits = session.forward(producesLogits ? b : b.withoutLogits()); // the batch as it came: the one step shape
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteOrder;
 import java.util.List;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepRows;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
