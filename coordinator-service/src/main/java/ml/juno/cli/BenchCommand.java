@@ -34,6 +34,8 @@ import ml.juno.engine.model.BenchResult;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
+import ml.juno.engine.moe.ExpertStats;
+import ml.juno.engine.moe.PageCache;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -60,6 +62,9 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Option(names = {"-t", "--threads"}, defaultValue = "0", description = "Compute threads (default: all cores).")
     int threads;
 
@@ -81,6 +86,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
 
+    @Option(names = "--cold", description = "Start cold: drop the model file from the OS page cache before loading "
+            + "(posix_fadvise DONTNEED) and time the first run too (no warm-up).")
+    boolean cold;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
         Path path = model.resolve();
@@ -90,6 +99,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new CliException("-r must be at least 1, got " + reps);
         }
         backend.applyToThisJvm();
+        expertCache.applyToThisJvm();
         if (concurrency != null) {
             return concurrent(path, kv, t, prompt != null ? prompt : 32, gen != null ? gen : 32);
         }
@@ -116,14 +126,24 @@ final class BenchCommand implements Callable<Integer> {
             BenchResult tg;
             long stepBytes;
             BackendInfo ran;
+            ExpertStats ppExperts = null;
+            ExpertStats tgExperts = null;
+            if (cold) {
+                String why = PageCache.drop(path);
+                if (why != null) {
+                    spec.commandLine().getErr().println("juno: --cold: " + why + "; the page cache may be warm");
+                }
+            }
             try (Model m = load(file, new EngineOptions(t, Math.max(p, n), kv, Math.min(p, 512), 1));
                  InferenceSession s = m.newSession()) {
                 if (Math.max(p, n) > s.contextLength()) {
                     throw new CliException("-p/-n of " + Math.max(p, n) + " exceed the model's context of " + s.contextLength());
                 }
-                Bench bench = new Bench(s);
+                Bench bench = new Bench(s, !cold);
                 pp = bench.pp(p, reps);
+                ppExperts = m.expertStats();
                 tg = bench.tg(n, reps);
+                tgExperts = m.expertStats();
                 stepBytes = m.weightBytes();
                 ran = BackendInfo.of(m.backend());
             }
@@ -146,6 +166,20 @@ final class BenchCommand implements Callable<Integer> {
                 o.put("reps", reps);
                 o.put("backend", ran.kind());
                 o.put("isa", ran.isa());
+                o.put("cold", cold);
+                if (tgExperts != null) {
+                    ObjectNode e = o.putObject("experts");
+                    ExpertsReport.json(e.putObject("pp"), ExpertsReport.of(null, ppExperts));
+                    ExpertsReport.json(e.putObject("tg"), ExpertsReport.of(ppExperts, tgExperts));
+                    e.put("budget_bytes", tgExperts.tier().budgetBytes());
+                    e.put("slot_bytes", tgExperts.tier().slotBytes());
+                    e.put("cache_slots", tgExperts.tier().cacheSlots());
+                    e.put("direct_io", tgExperts.tier().direct());
+                    ArrayNode layers = e.putArray("layer_hit_rate"); // whole run, per MoE layer
+                    for (ExpertStats.LayerHits l : tgExperts.layers()) {
+                        layers.add(l.hitRate());
+                    }
+                }
                 out.println(new ObjectMapper().writeValueAsString(o));
             } else {
                 String name = path.getFileName().toString().replaceFirst("\\.gguf$", "");
@@ -159,6 +193,14 @@ final class BenchCommand implements Callable<Integer> {
                         "tg reads %.1f MiB of weights per token: %.2f GB/s; memory read bandwidth ≈ %.1f GB/s (%d threads) → bound ≈ %.1f tok/s",
                         stepBytes / 1048576.0, tg.gbPerSecond(), bandwidth / 1e9, t, bound));
                 out.println("backend: " + ran);
+                if (tgExperts != null) {
+                    ExpertStats.Tier tier = tgExperts.tier();
+                    out.println(String.format(Locale.ROOT, "experts: streamed, cache %.1f MiB (%d slots of %.2f MiB), %s",
+                            tier.budgetBytes() / 1048576.0, tier.cacheSlots(), tier.slotBytes() / 1048576.0,
+                            tier.direct() ? "O_DIRECT" : "page cache"));
+                    out.println("experts " + ExpertsReport.of(null, ppExperts).text("pp"));
+                    out.println("experts " + ExpertsReport.of(ppExperts, tgExperts).text("tg"));
+                }
             }
             out.flush();
             return 0;

@@ -42,6 +42,9 @@ final class ClusterCommand implements Callable<Integer> {
     BackendOption backend = new BackendOption();
 
     @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
+    @Mixin
     GenerationDefaults generation = new GenerationDefaults();
 
     @Mixin
@@ -103,7 +106,9 @@ final class ClusterCommand implements Callable<Integer> {
         }
         Path coordApp = JunoHome.requireApp(home.coordinatorApp());
         Path nodeApp = JunoHome.requireApp(home.nodeApp());
-        Map<String, String> backendProps = backend.properties(); // a bad JUNO_BACKEND is an error before anything starts
+        // a bad JUNO_BACKEND or JUNO_EXPERT_CACHE is an error before anything starts; the nodes run the model
+        Map<String, String> backendProps = new LinkedHashMap<>(backend.properties());
+        backendProps.putAll(expertCache.properties());
         jfr.model(modelPath);
         if (logDirIsRun) {
             Files.createDirectories(logDir);

@@ -44,6 +44,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Option(names = {"--prompt", "-p"}, required = true, paramLabel = "TEXT", description = "The prompt (BOS added when the model asks for it).")
     String prompt;
 
@@ -90,6 +93,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         SamplingParams sampling = sampling();
         backend.applyToThisJvm();
+        expertCache.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
         try (InferenceEngine engine = EngineAssembly.open(config)) {

@@ -53,6 +53,9 @@ final class LocalCommand implements Callable<Integer> {
     DrainOption drain = new DrainOption();
 
     @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Mixin
@@ -157,6 +160,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.context-length", Integer.toString(contextLength));
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid())); // the server exits when this launcher dies
         props.putAll(backend.properties());
+        props.putAll(expertCache.properties());
         props.putAll(generationProps);
         props.putAll(access.properties());
         props.putAll(drain.properties());

@@ -34,6 +34,9 @@ final class NodeCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
@@ -62,6 +65,7 @@ final class NodeCommand implements Callable<Integer> {
                 throw new CliException(e.getMessage());
             }
         }
+        props.putAll(expertCache.properties());
         return props;
     }
 }

@@ -45,6 +45,9 @@ final class TestCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    ExpertCacheOption expertCache = new ExpertCacheOption();
+
     @Option(names = "--nodes", defaultValue = "2", description = "Node processes per cluster (default: ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -79,6 +82,7 @@ final class TestCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         Path modelPath = model.resolve().toAbsolutePath();
         backend.args(); // a bad JUNO_BACKEND is an error before any cluster starts
+        expertCache.args();
         if (jfr.enabled() && !jfr.duration.matches("[1-9][0-9]*(s|m|h|d)")) { // before any cluster starts
             throw new CliException("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '" + jfr.duration + "'");
         }
@@ -200,6 +204,7 @@ final class TestCommand implements Callable<Integer> {
                 "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString(),
                 "--log-dir-is-run"));
         cmd.addAll(backend.args());
+        cmd.addAll(expertCache.args());
         if (jfr.enabled()) { // each cluster records into its log folder and prints its summary into cluster.log; we print them all
             cmd.addAll(List.of("--jfr", jfr.duration, "--jfr-dir", logs.toString()));
             if (jfr.matMul) {

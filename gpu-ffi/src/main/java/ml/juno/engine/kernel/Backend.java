@@ -87,6 +87,13 @@ public interface Backend extends AutoCloseable {
     /** {@code acc[i] += x[i]} for {@code i < n}. */
     void add(float[] acc, float[] x, int n);
 
+    /**
+     * The bytes behind {@code w} are about to hold other weights (a streamed expert's slot is refilled): the backend
+     * drops whatever it derived from them (the native kernels' packed copies), so no later product can use a copy of
+     * the old bytes. {@code w} is not used again; another matrix over the same memory may follow. Default: nothing kept.
+     */
+    default void forget(WeightMatrix w) {}
+
     @Override
     void close();
 

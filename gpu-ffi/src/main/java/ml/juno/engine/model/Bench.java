@@ -13,10 +13,17 @@ public final class Bench {
     private final InferenceSession session;
     private final StepBatch.Builder batch;
     private final SplittableRandom random = new SplittableRandom(1234);
+    private final boolean warmUp;
 
     public Bench(InferenceSession session) {
+        this(session, true);
+    }
+
+    /** {@code warmUp == false}: the first run is timed too (a cold start: page cache dropped, expert cache empty). */
+    public Bench(InferenceSession session, boolean warmUp) {
         this.session = session;
         this.batch = new StepBatch.Builder(session.maxBatch());
+        this.warmUp = warmUp;
     }
 
     private int token() {
@@ -56,7 +63,9 @@ public final class Bench {
         if (tokens <= 0 || reps <= 0 || tokens > session.contextLength()) {
             throw new IllegalArgumentException(name + ": need 0 < tokens <= context " + session.contextLength() + " and reps > 0");
         }
-        run(tokens, decode);
+        if (warmUp) {
+            run(tokens, decode);
+        }
         double[] rates = new double[reps];
         for (int r = 0; r < reps; r++) {
             long t0 = System.nanoTime();

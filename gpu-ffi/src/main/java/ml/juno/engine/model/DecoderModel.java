@@ -22,6 +22,16 @@ public interface DecoderModel {
         return ForwardState.Routing.NONE;
     }
 
+    /** The mixture-of-experts FFNs of this shard's layers, in layer order (empty for dense models). */
+    default java.util.List<ml.juno.engine.model.block.MoeFfn> moeLayers() {
+        return java.util.List.of();
+    }
+
+    /** Model layer index of each of {@link #moeLayers()}. */
+    default int[] moeLayerIndices() {
+        return new int[0];
+    }
+
     /** KV values per position per layer held here (KV heads of this shard × head dim). */
     int kvDim();
 

@@ -68,6 +68,23 @@ public final class TransformerDecoder implements DecoderModel {
         this.routing = r;
     }
 
+    @Override
+    public java.util.List<MoeFfn> moeLayers() {
+        java.util.List<MoeFfn> out = new java.util.ArrayList<>();
+        for (DecoderLayer l : layers) {
+            if (l.ffn() instanceof MoeFfn m) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public int[] moeLayerIndices() {
+        return java.util.stream.IntStream.range(0, layers.length).filter(i -> layers[i].ffn() instanceof MoeFfn)
+                .map(i -> shard.firstLayer() + i).toArray();
+    }
+
     /** The standard head of the last shard: {@code output_norm}, {@code output} (tied to the embeddings when absent). */
     public static Head standardHead(ShardTensors t, float softcap) {
         var d = t.config().dims();

@@ -19,7 +19,9 @@ import ml.juno.engine.quantize.TensorWriteJob;
 import ml.juno.engine.tensor.GgmlType;
 
 /**
- * {@code juno synth}: writes a llama-architecture GGUF with random weights and the exact shapes of a real model.
+ * {@code juno synth}: writes a llama-architecture GGUF (or, for a preset with experts, a {@code qwen3moe} one:
+ * {@code attn_q_norm/attn_k_norm}, {@code ffn_gate_inp}, {@code ffn_gate_exps/ffn_up_exps/ffn_down_exps} in place of
+ * the dense FFN, the {@code expert_*} keys) with random weights and the exact shapes of a real model.
  * <ul>
  *   <li>tensors: the names and shapes {@code convert_hf_to_gguf} gives a llama model ({@code token_embd},
  *       {@code output_norm}, {@code output}, {@code blk.N.attn_norm/attn_q/attn_k/attn_v/attn_output/ffn_norm/
@@ -37,7 +39,6 @@ import ml.juno.engine.tensor.GgmlType;
  * ({@link ParallelTensorWriter}); memory use is a few chunks per thread.
  */
 public final class Synth {
-    private static final String ARCH = "llama";
     private static final float NORM_STD = 0.01f;
 
     private Synth() {
@@ -63,7 +64,8 @@ public final class Synth {
 
         List<TensorTypeRules.Tensor> shapes = TensorTypeRules.order(tensors(preset));
         TensorTypeRules rules = new TensorTypeRules(ftype, false, List.of(),
-                new TensorTypeRules.ModelFacts(ARCH, preset.layers(), preset.heads(), preset.kvHeads(), 0), shapes);
+                new TensorTypeRules.ModelFacts(preset.architecture(), preset.layers(), preset.heads(), preset.kvHeads(),
+                        preset.moe().experts()), shapes);
         List<GgufStreamWriter.TensorSpec> specs = new ArrayList<>();
         List<TensorWriteJob> jobs = new ArrayList<>();
         long bytes = 0;
@@ -100,9 +102,19 @@ public final class Synth {
             t.add(tensor(block(l, TensorNames.ATTN_V), p.dim(), p.kvDim()));
             t.add(tensor(block(l, TensorNames.ATTN_OUT), p.dim(), p.dim()));
             t.add(tensor(block(l, TensorNames.FFN_NORM), p.dim()));
-            t.add(tensor(block(l, TensorNames.FFN_GATE), p.dim(), p.ffn()));
-            t.add(tensor(block(l, TensorNames.FFN_UP), p.dim(), p.ffn()));
-            t.add(tensor(block(l, TensorNames.FFN_DOWN), p.ffn(), p.dim()));
+            if (p.moe().present()) {
+                SynthPreset.Moe m = p.moe();
+                t.add(tensor(block(l, TensorNames.ATTN_Q_NORM), p.headDim()));
+                t.add(tensor(block(l, TensorNames.ATTN_K_NORM), p.headDim()));
+                t.add(tensor(block(l, TensorNames.FFN_GATE_INP), p.dim(), m.experts()));
+                t.add(tensor(block(l, TensorNames.FFN_GATE_EXP), p.dim(), m.expertFfn(), m.experts()));
+                t.add(tensor(block(l, TensorNames.FFN_UP_EXP), p.dim(), m.expertFfn(), m.experts()));
+                t.add(tensor(block(l, TensorNames.FFN_DOWN_EXP), m.expertFfn(), p.dim(), m.experts()));
+            } else {
+                t.add(tensor(block(l, TensorNames.FFN_GATE), p.dim(), p.ffn()));
+                t.add(tensor(block(l, TensorNames.FFN_UP), p.dim(), p.ffn()));
+                t.add(tensor(block(l, TensorNames.FFN_DOWN), p.ffn(), p.dim()));
+            }
         }
         return t;
     }
@@ -132,29 +144,33 @@ public final class Synth {
 
     static List<GgufStreamWriter.Entry> metadata(SynthPreset p, QuantType ftype, long seed, List<GgufStreamWriter.Entry> vocab) {
         List<GgufStreamWriter.Entry> md = new ArrayList<>();
-        md.add(GgufStreamWriter.Entry.string(GgufKeys.GENERAL_ARCHITECTURE, ARCH));
+        String arch = p.architecture();
+        md.add(GgufStreamWriter.Entry.string(GgufKeys.GENERAL_ARCHITECTURE, arch));
         md.add(GgufStreamWriter.Entry.string(GgufKeys.GENERAL_TYPE, "model"));
         md.add(GgufStreamWriter.Entry.string(GgufKeys.GENERAL_NAME, p.name()));
         md.add(GgufStreamWriter.Entry.string(GgufKeys.GENERAL_DESCRIPTION,
                 "synthetic: random weights (seed " + seed + ") with the shapes of " + p.name() + "; not a trained model"));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.BLOCK_COUNT), p.layers()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.CONTEXT_LENGTH), p.contextLength()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.EMBEDDING_LENGTH), p.dim()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.FEED_FORWARD_LENGTH), p.ffn()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.ATTENTION_HEAD_COUNT), p.heads()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.ATTENTION_HEAD_COUNT_KV), p.kvHeads()));
-        md.add(GgufStreamWriter.Entry.f32(llama(GgufKeys.ROPE_FREQ_BASE), p.ropeBase()));
-        md.add(GgufStreamWriter.Entry.f32(llama(GgufKeys.ATTENTION_LAYERNORM_RMS_EPS), p.rmsEps()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.VOCAB_SIZE), p.vocabSize()));
-        md.add(GgufStreamWriter.Entry.u32(llama(GgufKeys.ROPE_DIMENSION_COUNT), p.headDim()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.BLOCK_COUNT), p.layers()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.CONTEXT_LENGTH), p.contextLength()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.EMBEDDING_LENGTH), p.dim()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.FEED_FORWARD_LENGTH), p.ffn()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT), p.heads()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.ATTENTION_HEAD_COUNT_KV), p.kvHeads()));
+        md.add(GgufStreamWriter.Entry.f32(GgufKeys.arch(arch, GgufKeys.ROPE_FREQ_BASE), p.ropeBase()));
+        md.add(GgufStreamWriter.Entry.f32(GgufKeys.arch(arch, GgufKeys.ATTENTION_LAYERNORM_RMS_EPS), p.rmsEps()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.VOCAB_SIZE), p.vocabSize()));
+        md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.ROPE_DIMENSION_COUNT), p.headDim()));
+        if (p.moe().present()) {
+            md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.ATTENTION_KEY_LENGTH), p.headDim()));
+            md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.ATTENTION_VALUE_LENGTH), p.headDim()));
+            md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.EXPERT_COUNT), p.moe().experts()));
+            md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.EXPERT_USED_COUNT), p.moe().used()));
+            md.add(GgufStreamWriter.Entry.u32(GgufKeys.arch(arch, GgufKeys.EXPERT_FEED_FORWARD_LENGTH), p.moe().expertFfn()));
+        }
         md.addAll(vocab);
         md.add(GgufStreamWriter.Entry.u32(GgufKeys.GENERAL_QUANTIZATION_VERSION, 2));
         md.add(GgufStreamWriter.Entry.u32(GgufKeys.GENERAL_FILE_TYPE, ftype.fileType));
         return md;
-    }
-
-    private static String llama(String suffix) {
-        return GgufKeys.arch(ARCH, suffix);
     }
 
     /** The {@code tokenizer.*} entries of a vocabulary file, in its order. */

@@ -2,6 +2,8 @@ package ml.juno.engine.kernel.cpu;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -55,6 +57,8 @@ public final class CpuBackend implements Backend {
      */
     private final Arena packArena;
     private final IdentityHashMap<WeightMatrix, MemorySegment> packed = new IdentityHashMap<>();
+    /** Packed copies of {@link #forget forgotten} matrices, by size: reused for the next matrix of that size. */
+    private final HashMap<Long, ArrayDeque<MemorySegment>> sparePacked = new HashMap<>();
 
     /** A Java (Vector API) backend with {@code threads} compute threads (the calling thread included). */
     public CpuBackend(int threads) {
@@ -281,10 +285,33 @@ public final class CpuBackend implements Backend {
         }
         MemorySegment p = packed.get(w);
         if (p == null) {
-            p = nat.repack(w, packArena);
+            ArrayDeque<MemorySegment> spare = sparePacked.get(nat.packedBytes(w));
+            p = spare == null ? null : spare.pollFirst();
+            if (p == null) {
+                p = nat.repack(w, packArena);
+            } else {
+                nat.repackInto(w, p);
+            }
             packed.put(w, p);
         }
         return p;
+    }
+
+    @Override
+    public void forget(WeightMatrix w) {
+        MemorySegment p = packed.remove(w);
+        if (p != null) {
+            sparePacked.computeIfAbsent(p.byteSize(), k -> new ArrayDeque<>()).addFirst(p);
+        }
+    }
+
+    /** Packed copies held (in use and spare): bounded by the matrices alive at once, however often slots refill. */
+    public int packedCopies() {
+        int n = packed.size();
+        for (ArrayDeque<MemorySegment> d : sparePacked.values()) {
+            n += d.size();
+        }
+        return n;
     }
 
     /** Small jobs run on the calling thread: waking the team costs more than it saves. */
@@ -400,6 +427,7 @@ public final class CpuBackend implements Backend {
         pool.close();
         if (packArena != null && packArena.scope().isAlive()) {
             packed.clear();
+            sparePacked.clear();
             packArena.close();
         }
         for (int i = 0; i < nativeArenas.length; i++) {

@@ -459,11 +459,28 @@ public final class NativeKernels {
         if (bytes < 0) {
             throw new IllegalArgumentException("no packed form of " + w.type());
         }
+        MemorySegment dst = arena.allocate(bytes, 64);
+        repackInto(w, dst);
+        return dst;
+    }
+
+    /**
+     * {@code w} rearranged as {@link #repack} does, into {@code dst} (at least {@link #packedBytes} bytes, 64-byte
+     * aligned): how a packed copy's memory is reused for other weights of the same shape (streamed experts).
+     */
+    public void repackInto(WeightMatrix w, MemorySegment dst) {
+        long bytes = packedBytes(w);
+        if (bytes < 0) {
+            throw new IllegalArgumentException("no packed form of " + w.type());
+        }
+        if (dst.byteSize() < bytes || dst.address() % 64 != 0) {
+            throw new IllegalArgumentException(w.name() + ": packed destination of " + dst.byteSize() + " bytes at "
+                    + dst.address() + " cannot take " + bytes + " 64-byte aligned bytes");
+        }
         MemorySegment data = w.data();
         if ((w.rows() - 1L) * w.rowStride() + w.rowBytes() > data.byteSize()) {
             throw new IllegalArgumentException(w.name() + ": weight segment of " + data.byteSize() + " bytes too small");
         }
-        MemorySegment dst = arena.allocate(bytes, 64);
         int rc;
         try {
             rc = packing(w.type()) == Packing.AMX_TILES ? (int) amxRepack.invokeExact(data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst)
@@ -474,7 +491,6 @@ public final class NativeKernels {
         if (rc != 0) {
             throw new IllegalStateException("native repack refused " + w.type() + " (" + rc + ")");
         }
-        return dst;
     }
 
     /**

@@ -27,6 +27,22 @@ public final class GatedFfn implements FeedForward {
         this.activation = activation;
     }
 
+    public WeightMatrix gate() {
+        return gate;
+    }
+
+    public WeightMatrix up() {
+        return up;
+    }
+
+    public WeightMatrix down() {
+        return down;
+    }
+
+    public Activation activation() {
+        return activation;
+    }
+
     /** Hidden width (this shard's slice). */
     public int width() {
         return gate.rows();

@@ -1,5 +1,6 @@
 package ml.juno.engine.model.block;
 
+import java.util.Objects;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.WeightMatrix;
 
@@ -15,6 +16,8 @@ public final class MoeFfn implements FeedForward {
     private final GatedFfn[] experts;
     private final int used;
     private final boolean normalize;
+    /** Where the experts' bytes come from: the memory map unless {@link #streamFrom} installed a store. */
+    private ExpertSource source;
 
     /** {@code router}: {@code [embedding → experts]}; {@code experts}: one FFN per expert (this shard's slice). */
     public MoeFfn(WeightMatrix router, GatedFfn[] experts, int used, boolean normalize) {
@@ -26,6 +29,25 @@ public final class MoeFfn implements FeedForward {
         this.experts = experts.clone();
         this.used = used;
         this.normalize = normalize;
+        this.source = ExpertSource.mapped(this.experts);
+    }
+
+    /** The experts as mapped (this shard's slice): the shapes, types and file positions a store reads. */
+    public GatedFfn[] experts() {
+        return experts.clone();
+    }
+
+    /** Top-k: experts each row uses. */
+    public int used() {
+        return used;
+    }
+
+    /**
+     * From now on the experts' bytes come from {@code s} (an expert store) instead of the memory map; called before
+     * any session runs the model. The FFNs {@code s} hands out must be these experts' (same shapes, same bytes).
+     */
+    public void streamFrom(ExpertSource s) {
+        this.source = Objects.requireNonNull(s, "source");
     }
 
     public ForwardState.Routing routing() {
@@ -55,26 +77,34 @@ public final class MoeFfn implements FeedForward {
             MoeRouting.route(s.routerProbs, b * n, n, used, normalize, s.chosenExperts, s.expertWeights, b * used);
         }
         MoeRouting.groupByExpert(s.chosenExperts, batch, used, n, s.expertStart, s.expertRows);
-        for (int e = 0; e < n; e++) {
-            int from = s.expertStart[e];
-            int count = s.expertStart[e + 1] - from;
-            if (count == 0) {
-                continue;
-            }
-            for (int i = 0; i < count; i++) {
-                int row = s.expertRows[from + i] / used;
-                System.arraycopy(s.xb, row * dim, s.expertIn, i * dim, dim);
-            }
-            experts[e].forward(backend, s.expertIn, s, count, s.expertOut);
-            for (int i = 0; i < count; i++) {
-                int choice = s.expertRows[from + i]; // row · used + rank
-                float w = s.expertWeights[choice];
-                int o = choice * dim;
-                int eo = i * dim;
-                for (int j = 0; j < dim; j++) {
-                    s.expertMixed[o + j] = w * s.expertOut[eo + j];
+        // the union of the batch's experts, once per step; computed in expert order whatever order their bytes arrive in
+        ExpertSource src = source;
+        try {
+            src.begin(s.expertStart, n);
+            for (int e = 0; e < n; e++) {
+                int from = s.expertStart[e];
+                int count = s.expertStart[e + 1] - from;
+                if (count == 0) {
+                    continue;
+                }
+                for (int i = 0; i < count; i++) {
+                    int row = s.expertRows[from + i] / used;
+                    System.arraycopy(s.xb, row * dim, s.expertIn, i * dim, dim);
+                }
+                src.await(e).forward(backend, s.expertIn, s, count, s.expertOut);
+                src.done(e);
+                for (int i = 0; i < count; i++) {
+                    int choice = s.expertRows[from + i]; // row · used + rank
+                    float w = s.expertWeights[choice];
+                    int o = choice * dim;
+                    int eo = i * dim;
+                    for (int j = 0; j < dim; j++) {
+                        s.expertMixed[o + j] = w * s.expertOut[eo + j];
+                    }
                 }
             }
+        } finally {
+            src.end();
         }
         // as llama.cpp: the weighted outputs added in rank order (best expert first), whatever the expert ids
         for (int b = 0; b < batch; b++) {

@@ -1,0 +1,572 @@
+package ml.juno.engine.moe;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.jfr.ExpertStepEvent;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.model.block.ExpertSource;
+import ml.juno.engine.model.block.GatedFfn;
+import ml.juno.engine.model.block.MoeFfn;
+
+/**
+ * The routed experts of a shard's MoE layers, streamed from the GGUF file through a RAM tier instead of the memory
+ * map. The tier is {@code budget / slot} fixed-size cache slots (off-heap, allocated once; a slot holds one expert's
+ * gate/up/down, aligned) plus a few staging slots (the reads in flight beyond the cache: with a budget of 0 every
+ * expert goes through them). Per layer step the union of the experts the batch routes to is looked up once; the
+ * missing ones are read in expert order (file order within each tensor), all at once, by the {@link ExpertReader}'s
+ * threads, and computed in expert order as their bytes arrive, so results never depend on read timing. The matrices
+ * the kernels get are the mapped ones' names, types, shapes and bytes over slot memory: logits are bit-identical to
+ * the mapped run. When a slot is refilled, the backend is told to {@link Backend#forget} what it derived from the old
+ * bytes (packed copies).
+ *
+ * <p>Policy: a heat ledger (per layer, per expert: rows routed, decayed by {@code decay} per step of that layer) marks
+ * the hottest {@code pinShare} of the cache slots pinned (recomputed every step); a miss takes a free cache slot, else
+ * evicts the least recently used unpinned slot, else goes through staging (read for this step only). The budget is
+ * never exceeded. One inference thread drives a store.
+ */
+public final class ExpertStore implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ExpertStore.class.getName());
+    /** Tokens per window of the distinct-experts figure. */
+    public static final int WINDOW = 64;
+
+    /**
+     * Tuning: reader threads, staging slots (0: twice the experts a token uses), whether to try {@code O_DIRECT}, the
+     * heat ledger's decay per step and the share of cache slots the hottest experts keep pinned.
+     */
+    public record Options(int readers, int staging, boolean direct, float decay, float pinShare) {
+        public Options {
+            if (readers < 1 || staging < 0 || !(decay > 0 && decay <= 1) || !(pinShare >= 0 && pinShare < 1)) {
+                throw new IllegalArgumentException("bad expert store options: " + readers + " readers, " + staging
+                        + " staging slots, decay " + decay + ", pinned share " + pinShare);
+            }
+        }
+
+        /**
+         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable; {@code -Djuno.experts.readers},
+         * {@code .staging}, {@code .direct}, {@code .decay}, {@code .pinned} override.
+         */
+        public static Options defaults() {
+            return new Options(Integer.getInteger("juno.experts.readers", 16), Integer.getInteger("juno.experts.staging", 0),
+                    !"false".equals(System.getProperty("juno.experts.direct")),
+                    Float.parseFloat(System.getProperty("juno.experts.decay", "0.98")),
+                    Float.parseFloat(System.getProperty("juno.experts.pinned", "0.5")));
+        }
+    }
+
+    /** The stores open in this process, for metrics exporters ({@link #openStats}). */
+    private static final java.util.concurrent.CopyOnWriteArrayList<ExpertStore> OPEN = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private final Layer[] layers;
+    private final int[] modelLayer;
+    private final Backend backend;
+    private final ExpertReader reader;
+    private final Arena arena;
+    private final Slot[] cache;
+    private final Slot[] staging;
+    private final int[] freeCache;
+    private int freeCacheCount;
+    private final int[] freeStaging;
+    private int freeStagingCount;
+    private final long budget;
+    private final long slotBytes;
+    private final float decay;
+    private final int pinCount;
+    private float pinThreshold = Float.POSITIVE_INFINITY;
+    private final float[] heatScratch;
+    private long tick;
+    private final long fileSize;
+    private final FileTime fileTime;
+    private volatile String failure;
+
+    // telemetry (written by the inference thread; read as a snapshot by others)
+    private final long[] hits;
+    private final long[] misses;
+    private long tokens;
+    private long steps;
+    private long readWaitNanos;
+    private long computeNanos;
+    private final long[][] windowBits;
+    private int windowTokens;
+    private double uniqueSum;
+    private long windows;
+    private int maxInFlight;
+    // the current step, for its JFR event
+    private ExpertStepEvent event;
+    private long stepHits;
+    private long stepMisses;
+    private long stepBytes;
+    private long stepWait;
+    private long stepCompute;
+    private long stepRows;
+    private boolean fileChecked;
+
+    private ExpertStore(GgufFile file, List<MoeFfn> moe, int[] modelLayer, Backend backend, ExpertBudget budget,
+                        Options o) throws IOException {
+        this.backend = backend;
+        this.modelLayer = modelLayer.clone();
+        this.decay = o.decay();
+        this.fileSize = Files.size(file.path());
+        this.fileTime = Files.getLastModifiedTime(file.path());
+        int readers = o.readers();
+        int maxUsed = 1;
+        int maxExperts = 1;
+        for (MoeFfn m : moe) {
+            maxUsed = Math.max(maxUsed, m.used());
+            maxExperts = Math.max(maxExperts, m.experts().length);
+        }
+        int stagingSlots = o.staging() > 0 ? o.staging() : 2 * maxUsed;
+        // the reader decides the alignment (O_DIRECT's block size); plans are made once it is known
+        ExpertReader r = new ExpertReader(file.path(), readers, 3 * 4096, o.direct());
+        try {
+            ExpertPlan[][] plans = new ExpertPlan[moe.size()][];
+            long slot = 0;
+            long all = 0;
+            int experts = 0;
+            for (int l = 0; l < plans.length; l++) {
+                GatedFfn[] ex = moe.get(l).experts();
+                plans[l] = new ExpertPlan[ex.length];
+                for (int e = 0; e < ex.length; e++) {
+                    plans[l][e] = ExpertPlan.of(ex[e], file.segment(), r.alignment());
+                    slot = Math.max(slot, plans[l][e].slotBytes());
+                    all += plans[l][e].expertBytes();
+                }
+                experts += ex.length;
+            }
+            this.slotBytes = slot;
+            this.budget = budget.resolve(slot * experts); // a share is of the tier that holds every expert
+            int cacheSlots = (int) Math.min(experts, this.budget / slot);
+            this.arena = Arena.ofShared();
+            MemorySegment mem = arena.allocate(slot * (cacheSlots + stagingSlots), r.alignment());
+            this.cache = new Slot[cacheSlots];
+            this.freeCache = new int[cacheSlots];
+            for (int i = 0; i < cacheSlots; i++) {
+                cache[i] = new Slot(i, true, mem.asSlice(i * slot, slot), 3);
+                freeCache[i] = cacheSlots - 1 - i;
+            }
+            this.freeCacheCount = cacheSlots;
+            this.staging = new Slot[stagingSlots];
+            this.freeStaging = new int[stagingSlots];
+            for (int i = 0; i < stagingSlots; i++) {
+                staging[i] = new Slot(i, false, mem.asSlice((cacheSlots + i) * slot, slot), 3);
+                freeStaging[i] = stagingSlots - 1 - i;
+            }
+            this.freeStagingCount = stagingSlots;
+            this.pinCount = (int) (cacheSlots * o.pinShare());
+            this.heatScratch = new float[cacheSlots];
+            this.layers = new Layer[plans.length];
+            for (int l = 0; l < plans.length; l++) {
+                layers[l] = new Layer(l, plans[l], moe.get(l).used());
+            }
+            this.hits = new long[plans.length];
+            this.misses = new long[plans.length];
+            this.windowBits = new long[plans.length][(maxExperts + 63) / 64];
+            this.reader = r;
+            LOG.log(System.Logger.Level.INFO, String.format(java.util.Locale.ROOT,
+                    "expert streaming: %d MoE layers, %.1f MiB of experts; cache %.1f MiB = %d slots of %.2f MiB (+%d staging), "
+                            + "%d readers, %s", plans.length, all / 1048576.0, this.budget / 1048576.0, cacheSlots,
+                    slot / 1048576.0, stagingSlots, readers, r.direct() ? "O_DIRECT" : "page cache"));
+        } catch (RuntimeException | Error e) {
+            r.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A store for the experts of {@code moe} (the shard's MoE layers in order; {@code modelLayer[i]} is layer
+     * {@code i}'s index in the model, for telemetry), read from {@code file}, installed into each layer with
+     * {@link MoeFfn#streamFrom}. Close it before the backend.
+     */
+    public static ExpertStore attach(GgufFile file, List<MoeFfn> moe, int[] modelLayer, Backend backend,
+                                     ExpertBudget budget, Options options) {
+        if (file.path() == null) {
+            throw new IllegalArgumentException("--expert-cache needs a model file (this one was read from memory)");
+        }
+        if (moe.isEmpty()) {
+            throw new IllegalArgumentException("--expert-cache: " + file.path().getFileName() + " has no mixture-of-experts layers");
+        }
+        if (modelLayer.length != moe.size()) {
+            throw new IllegalArgumentException(modelLayer.length + " layer indices for " + moe.size() + " MoE layers");
+        }
+        ExpertStore s;
+        try {
+            s = new ExpertStore(file, moe, modelLayer, backend, budget, options);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open " + file.path() + " for expert reads: " + e.getMessage(), e);
+        }
+        for (int i = 0; i < moe.size(); i++) {
+            moe.get(i).streamFrom(s.layers[i]);
+        }
+        OPEN.add(s);
+        return s;
+    }
+
+    /** Slot memory held (cache slots only: the budget's part). */
+    public long cacheBytes() {
+        return cache.length * slotBytes;
+    }
+
+    /** A snapshot of the telemetry (any thread). */
+    public ExpertStats stats() {
+        List<ExpertStats.LayerHits> per = new ArrayList<>(layers.length);
+        for (int l = 0; l < layers.length; l++) {
+            per.add(new ExpertStats.LayerHits(modelLayer[l], hits[l], misses[l]));
+        }
+        return new ExpertStats(
+                new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct()),
+                new ExpertStats.Traffic(tokens, steps, reader.reads.get(), reader.bytesRead.get(),
+                        windows == 0 ? 0 : uniqueSum / windows),
+                new ExpertStats.Timing(readWaitNanos, computeNanos, reader.busyNanos.get(), reader.inFlight.get(),
+                        Math.max(maxInFlight, reader.maxInFlight.get())),
+                per, failure);
+    }
+
+    /** A snapshot of every store open in this process (normally one; one per rank when ranks share a process). */
+    public static List<ExpertStats> openStats() {
+        List<ExpertStats> out = new ArrayList<>();
+        for (ExpertStore s : OPEN) {
+            out.add(s.stats());
+        }
+        return out;
+    }
+
+    /** {@code null} while healthy, else why every step fails. */
+    public String failure() {
+        return failure;
+    }
+
+    private ExpertStreamException failed(String why, Throwable cause) {
+        if (failure == null) {
+            failure = why;
+            LOG.log(System.Logger.Level.ERROR, "expert streaming failed: " + why);
+        }
+        return new ExpertStreamException(failure, cause);
+    }
+
+    /** Size and modification time as at open, or the store fails: bytes read now might not be the model's. */
+    private void checkFile() {
+        try {
+            long size = Files.size(reader.path());
+            FileTime t = Files.getLastModifiedTime(reader.path());
+            if (size != fileSize || !t.equals(fileTime)) {
+                throw failed("model file " + reader.path() + " changed under the engine (size " + fileSize + " -> " + size
+                        + ", modified " + fileTime + " -> " + t + "); expert reads refused", null);
+            }
+        } catch (IOException e) {
+            throw failed("model file " + reader.path() + " cannot be checked: " + e, e);
+        }
+    }
+
+    // --- slots and policy
+
+    /** A slot for a miss: a free cache slot, else an evicted one, else staging; {@code null} when all are busy. */
+    private Slot take() {
+        if (freeCacheCount > 0) {
+            return cache[freeCache[--freeCacheCount]];
+        }
+        Slot v = victim();
+        if (v != null) {
+            layers[v.layer].resident[v.expert] = null;
+            v.valid = false;
+            return v;
+        }
+        if (freeStagingCount > 0) {
+            return staging[freeStaging[--freeStagingCount]];
+        }
+        return null;
+    }
+
+    /** The least recently used unlocked, unpinned cache slot; {@code null} when there is none (the miss goes to staging). */
+    private Slot victim() {
+        Slot best = null;
+        for (Slot s : cache) {
+            if (s.locked || !s.valid || layers[s.layer].heat[s.expert] >= pinThreshold) {
+                continue;
+            }
+            if (best == null || s.lastUse < best.lastUse) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    /** The heat above which a cached expert is pinned: that of the {@code pinCount}-th hottest resident one. */
+    private void repin() {
+        if (pinCount == 0) {
+            pinThreshold = Float.POSITIVE_INFINITY;
+            return;
+        }
+        int n = 0;
+        for (Slot s : cache) {
+            if (s.valid) {
+                heatScratch[n++] = layers[s.layer].heat[s.expert];
+            }
+        }
+        if (n <= pinCount) {
+            pinThreshold = Float.NEGATIVE_INFINITY;
+            return;
+        }
+        Arrays.sort(heatScratch, 0, n);
+        pinThreshold = Math.max(heatScratch[n - pinCount], Float.MIN_NORMAL);
+    }
+
+    private void release(Slot s) {
+        s.locked = false;
+        if (s.cache) {
+            if (!s.valid) {
+                freeCache[freeCacheCount++] = s.id;
+            }
+        } else {
+            freeStaging[freeStagingCount++] = s.id;
+        }
+    }
+
+    private void fill(Slot s, Layer layer, int e) {
+        if (s.ffn != null) {
+            backend.forget(s.ffn.gate());
+            backend.forget(s.ffn.up());
+            backend.forget(s.ffn.down());
+        }
+        ExpertPlan p = layer.plans[e];
+        s.layer = layer.index;
+        s.expert = e;
+        s.valid = false;
+        s.locked = true;
+        s.lastUse = tick;
+        s.error = null;
+        s.ffn = p.over(s.mem);
+        int runs = p.runPosition().length;
+        s.pending.set(runs);
+        for (int r = 0; r < runs; r++) {
+            ExpertReader.Task t = s.tasks[r];
+            t.position = p.runPosition()[r];
+            t.offset = p.runSlot()[r];
+            t.length = p.runLength()[r];
+            t.need = p.runNeed()[r];
+            reader.submit(t);
+        }
+    }
+
+    // --- steps
+
+    private void stepStart() {
+        if (failure != null) {
+            throw new ExpertStreamException(failure, null);
+        }
+        repin();
+        reader.maxInFlight.set(reader.inFlight.get());
+        stepHits = 0;
+        stepMisses = 0;
+        stepBytes = reader.bytesRead.get();
+        stepWait = readWaitNanos;
+        stepCompute = computeNanos;
+        stepRows = 0;
+        fileChecked = false;
+        event = ExpertStepEvent.enabled() ? ExpertStepEvent.start() : null;
+    }
+
+    private void stepEnd() {
+        steps++;
+        tokens += stepRows;
+        int stepMax = reader.maxInFlight.get();
+        maxInFlight = Math.max(maxInFlight, stepMax);
+        windowTokens += (int) stepRows;
+        if (windowTokens >= WINDOW) {
+            long bits = 0;
+            for (long[] w : windowBits) {
+                for (int i = 0; i < w.length; i++) {
+                    bits += Long.bitCount(w[i]);
+                    w[i] = 0;
+                }
+            }
+            uniqueSum += (double) bits / windowBits.length;
+            windows++;
+            windowTokens = 0;
+        }
+        if (event != null) {
+            event.finish((int) stepRows, (int) stepHits, (int) stepMisses, reader.bytesRead.get() - stepBytes, stepMax,
+                    readWaitNanos - stepWait, computeNanos - stepCompute);
+            event = null;
+        }
+    }
+
+    /** One MoE layer's view of the store: what {@link MoeFfn} calls. */
+    private final class Layer implements ExpertSource {
+        final int index;
+        final ExpertPlan[] plans;
+        final int used;
+        final Slot[] resident;
+        final float[] heat;
+        /** This step's experts, ascending, and the slot each has (or {@code null}: not issued yet). */
+        final int[] need;
+        final Slot[] assigned;
+        int needCount;
+        /** Misses before this index have a slot and their reads queued. */
+        int issued;
+        int cursor;
+        long computeStart;
+
+        Layer(int index, ExpertPlan[] plans, int used) {
+            this.index = index;
+            this.plans = plans;
+            this.used = used;
+            this.resident = new Slot[plans.length];
+            this.heat = new float[plans.length];
+            this.need = new int[plans.length];
+            this.assigned = new Slot[plans.length];
+        }
+
+        @Override
+        public void begin(int[] expertStart, int n) {
+            if (index == 0) {
+                stepStart();
+            } else if (failure != null) {
+                throw new ExpertStreamException(failure, null);
+            }
+            if (n != plans.length) {
+                throw new IllegalArgumentException("routing over " + n + " experts, store has " + plans.length);
+            }
+            tick++;
+            long[] bits = windowBits[index];
+            int choices = 0;
+            needCount = 0;
+            for (int e = 0; e < n; e++) {
+                int c = expertStart[e + 1] - expertStart[e];
+                heat[e] = heat[e] * decay + c;
+                if (c > 0) {
+                    choices += c;
+                    bits[e >>> 6] |= 1L << e;
+                    Slot s = resident[e];
+                    if (s != null) {
+                        s.locked = true;
+                        s.lastUse = tick;
+                        hits[index]++;
+                        stepHits++;
+                    } else {
+                        misses[index]++;
+                        stepMisses++;
+                    }
+                    assigned[needCount] = s;
+                    need[needCount++] = e;
+                }
+            }
+            if (index == 0) {
+                stepRows = choices / used;
+            }
+            issued = 0;
+            cursor = 0;
+            if (!fileChecked && hasMiss()) {
+                checkFile(); // once per step that reads
+                fileChecked = true;
+            }
+            issue();
+        }
+
+        private boolean hasMiss() {
+            for (int i = 0; i < needCount; i++) {
+                if (assigned[i] == null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Gives the next misses, in order, a slot and queues their reads, as far as slots allow. */
+        private void issue() {
+            while (issued < needCount) {
+                if (assigned[issued] == null) {
+                    Slot s = take();
+                    if (s == null) {
+                        return;
+                    }
+                    fill(s, this, need[issued]);
+                    assigned[issued] = s;
+                }
+                issued++;
+            }
+        }
+
+        @Override
+        public GatedFfn await(int e) {
+            while (cursor < needCount && need[cursor] != e) {
+                cursor++;
+            }
+            if (cursor == needCount) {
+                throw new IllegalStateException("expert " + e + " of MoE layer " + modelLayer[index] + " was not routed this step");
+            }
+            if (cursor >= issued) {
+                issue();
+                if (cursor >= issued) {
+                    throw new IllegalStateException("no slot free for expert " + e + " (all " + staging.length + " staging slots held)");
+                }
+            }
+            Slot s = assigned[cursor];
+            readWaitNanos += s.awaitReads();
+            Throwable err = s.error;
+            if (err != null) {
+                throw failed("reading expert " + e + " of layer " + modelLayer[index] + " from " + reader.path()
+                        + " failed: " + err.getMessage(), err);
+            }
+            if (!s.valid) {
+                s.valid = true;
+                if (s.cache) {
+                    resident[e] = s;
+                }
+            }
+            computeStart = System.nanoTime();
+            return s.ffn;
+        }
+
+        @Override
+        public void done(int e) {
+            computeNanos += System.nanoTime() - computeStart;
+            Slot s = assigned[cursor];
+            assigned[cursor] = null;
+            release(s);
+            cursor++;
+            issue();
+        }
+
+        @Override
+        public void end() {
+            for (int i = 0; i < needCount; i++) {
+                Slot s = assigned[i];
+                if (s != null) {
+                    s.awaitReads(); // never reuse memory a read is still writing
+                    if (s.error != null && s.cache && s.valid) {
+                        s.valid = false;
+                    }
+                    if (s.cache && !s.valid && resident[s.expert] == s) {
+                        resident[s.expert] = null;
+                    }
+                    assigned[i] = null;
+                    release(s);
+                }
+            }
+            needCount = 0;
+            if (index == layers.length - 1) {
+                stepEnd();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        OPEN.remove(this);
+        try {
+            reader.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing expert reads: " + e);
+        }
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+}
