@@ -51,6 +51,9 @@ final class ClusterCommand implements Callable<Integer> {
     ApiAccessOptions access = new ApiAccessOptions();
 
     @Mixin
+    VerboseOption verbose = new VerboseOption();
+
+    @Mixin
     DrainOption drain = new DrainOption();
 
     @Option(names = "--nodes", defaultValue = "${env:JUNO_NODES:-3}", description = "Node processes to fork (default: ${DEFAULT-VALUE}).")
@@ -135,6 +138,7 @@ final class ClusterCommand implements Callable<Integer> {
         }
         this.tlsDir = tls;
         coordProps.putAll(generationProps);
+        coordProps.putAll(verbose.properties());
         coordProps.putAll(access.properties());
         coordProps.putAll(drain.properties());
         Map<String, String> coordEnv = access.environment();
@@ -239,7 +243,9 @@ final class ClusterCommand implements Callable<Integer> {
     /** Starts node {@code i} and starts it again on the same port whenever it exits, until we stop. */
     private void superviseNode(Path app, int i, int port, Map<String, String> backendProps) throws IOException {
         Map<String, String> props = nodeProperties(i, port, backendProps, model.resolve().toRealPath().getParent(), tlsDir);
-        Process p = start(app, props, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i), Map.of());
+        Map<String, String> withTrace = new LinkedHashMap<>(props);
+        withTrace.putAll(verbose.properties());
+        Process p = start(app, withTrace, logDir.resolve("node-" + i + ".log"), jfr.jvmOptions("node-" + i), Map.of());
         p.onExit().thenRun(() -> {
             if (!stopping) {
                 spec.commandLine().getErr().println("juno: node-" + i + " exited with " + p.exitValue() + "; restarting it");
@@ -257,11 +263,27 @@ final class ClusterCommand implements Callable<Integer> {
         if (stopping) {
             throw new IOException("stopping");
         }
+        boolean tee = verbose.verbose && log.getFileName().toString().equals("coordinator.log");
         ProcessBuilder pb = new ProcessBuilder(AppProcess.command(app, props, jvmOptions)).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+                .redirectOutput(tee ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().putAll(environment);
         Process p = pb.start();
         children.add(p);
+        if (tee) { // --verbose: the coordinator's log on the terminal too
+            Thread.ofVirtual().name("juno-coordinator-log").start(() -> {
+                try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+                     var file = Files.newBufferedWriter(log, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)) {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        file.write(line);
+                        file.newLine();
+                        file.flush();
+                        System.out.println(line);
+                    }
+                } catch (IOException ended) {
+                    // the coordinator exited
+                }
+            });
+        }
         return p;
     }
 

@@ -26,6 +26,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     GenerationDefaults generation = new GenerationDefaults();
 
     @Mixin
+    VerboseOption verbose = new VerboseOption();
+
+    @Mixin
     ApiAccessOptions access = new ApiAccessOptions();
 
     @Mixin
@@ -70,6 +73,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         }
         props.putAll(cluster.properties(nodes));
         props.putAll(generation.properties());
+        props.putAll(verbose.properties());
         props.putAll(access.properties());
         props.putAll(drain.properties());
         return props;

@@ -56,6 +56,9 @@ final class LocalCommand implements Callable<Integer> {
     ExpertCacheOption expertCache = new ExpertCacheOption();
 
     @Mixin
+    VerboseOption verbose = new VerboseOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Mixin
@@ -160,6 +163,7 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.context-length", Integer.toString(contextLength));
         props.put("juno.parent-pid", Long.toString(ProcessHandle.current().pid())); // the server exits when this launcher dies
         props.putAll(backend.properties());
+        props.putAll(verbose.properties());
         props.putAll(expertCache.properties());
         props.putAll(generationProps);
         props.putAll(access.properties());

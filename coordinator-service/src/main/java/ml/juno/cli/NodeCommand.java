@@ -37,6 +37,9 @@ final class NodeCommand implements Callable<Integer> {
     @Mixin
     ExpertCacheOption expertCache = new ExpertCacheOption();
 
+    @Mixin
+    VerboseOption verbose = new VerboseOption();
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
@@ -66,6 +69,7 @@ final class NodeCommand implements Callable<Integer> {
             }
         }
         props.putAll(expertCache.properties());
+        props.putAll(verbose.properties());
         return props;
     }
 }

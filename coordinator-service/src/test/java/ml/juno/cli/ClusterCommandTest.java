@@ -100,4 +100,22 @@ class ClusterCommandTest {
         new CommandLine(bad).parseArgs("-m", model, "--dtype", "FLOAT8");
         assertThrows(CliException.class, bad::properties, "a bad --dtype is still an error on local");
     }
+
+    @Test
+    void verbose_lowersJunosLogsToTrace_onEveryServerCommand() {
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        String key = "quarkus.log.category.\"ml.juno\".level";
+        LocalCommand l = new LocalCommand();
+        new CommandLine(l).parseArgs("-m", model, "--verbose");
+        assertEquals("TRACE", l.properties().get(key));
+        LocalCommand quiet = new LocalCommand();
+        new CommandLine(quiet).parseArgs("-m", model);
+        assertEquals(null, quiet.properties().get(key));
+        CoordinatorCommand c = new CoordinatorCommand();
+        new CommandLine(c).parseArgs("-m", model, "--nodes", "a:1", "--verbose");
+        assertEquals("TRACE", c.properties().get(key));
+        NodeCommand n = new NodeCommand();
+        new CommandLine(n).parseArgs("--verbose");
+        assertEquals("TRACE", n.properties().get(key));
+    }
 }

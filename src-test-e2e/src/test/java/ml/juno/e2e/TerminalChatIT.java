@@ -32,7 +32,7 @@ class TerminalChatIT {
     @Test
     void localWithChat_answersOnTheTerminal_andStopsTheServerWhenTheChatEnds() throws Exception {
         int port = AppLauncher.freePort();
-        Shell.Result r = Shell.run(juno("local", "--chat", "--api-port", Integer.toString(port), "--threads", "1"), ROOT.resolve("src-test-e2e/target"),
+        Shell.Result r = Shell.run(juno("local", "--chat", "--verbose", "--api-port", Integer.toString(port), "--threads", "1"), ROOT.resolve("src-test-e2e/target"),
                 Map.of(), Duration.ofMinutes(3), "Once upon a time\n/stats\nThe end?\n/stats\n/exit\n");
         assertEquals(0, r.exitCode(), r.describe());
         String out = r.out();
@@ -47,6 +47,12 @@ class TerminalChatIT {
             listening = false;
         }
         assertFalse(listening, "the server stopped with the chat");
+        // --verbose: the engine's trace, one line per step with its plan and time, in the server's log
+        String logLine = out.lines().filter(l -> l.contains("server log: ")).findFirst().orElseThrow();
+        java.nio.file.Path log = java.nio.file.Path.of(logLine.substring(logLine.indexOf("server log: ") + 12, logLine.indexOf("; loading")));
+        String trace = java.nio.file.Files.readString(ROOT.resolve("src-test-e2e/target").resolve(log));
+        assertTrue(trace.matches("(?s).*TRACE .*step \\d+: 1 rows \\([1-9][0-9]* prefill tokens, 0 decode\\) \\[seq\\d+@0\\+\\d+\\] in [0-9.]+ ms.*"), trace);
+        assertTrue(trace.matches("(?s).*step \\d+: 1 rows \\(0 prefill tokens, 1 decode\\).*"), "decode steps traced too");
     }
 
     @Test

@@ -194,7 +194,13 @@ final class NodeLink implements AutoCloseable {
         hops++;
         hopNanos += nanos;
         computeNanos += nodeComputeNanos;
+        if (TRACE.isTraceEnabled()) { // --verbose: one line per hop
+            TRACE.tracef("hop %s (node %d): %.2f ms, of which the node computed %.2f ms; %d B sent, %d B received in all", address, index,
+                    nanos / 1e6, nodeComputeNanos / 1e6, bytesSent, bytesReceived);
+        }
     }
+
+    private static final org.jboss.logging.Logger TRACE = org.jboss.logging.Logger.getLogger(NodeLink.class);
 
     @Override
     public void close() {

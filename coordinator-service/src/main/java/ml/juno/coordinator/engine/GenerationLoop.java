@@ -129,7 +129,9 @@ public final class GenerationLoop implements AutoCloseable {
             }
             plan = scheduler.schedule();
         }
+        long t0 = System.nanoTime();
         StepResult result = plan.isEmpty() ? StepResult.empty() : execute(plan);
+        long stepNanos = System.nanoTime() - t0;
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
             result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step");
@@ -139,11 +141,37 @@ public final class GenerationLoop implements AutoCloseable {
             outcome = scheduler.update(plan, result);
         }
         deliver(outcome);
+        if (TRACE.isLoggable(System.Logger.Level.TRACE) && !plan.isEmpty()) {
+            trace(plan, result, stepNanos, outcome.tokens().size());
+        }
         if (event != null) {
             finishEvent(event, plan, outcome.tokens().size());
         }
         return true;
     }
+
+    /** {@code --verbose}: one line per step, the plan and its time. */
+    private static void trace(StepPlan plan, StepResult result, long nanos, int produced) {
+        int prefill = 0;
+        int decode = 0;
+        StringBuilder rows = new StringBuilder();
+        for (ScheduledRow r : plan.rows()) {
+            if (r.tokenCount() == 1) {
+                decode++;
+            } else {
+                prefill += r.tokenCount();
+            }
+            if (rows.length() < 200) {
+                rows.append(rows.isEmpty() ? "" : " ").append("seq").append(r.sequenceId()).append('@').append(r.chunk().startPosition())
+                        .append('+').append(r.tokenCount());
+            }
+        }
+        TRACE.log(System.Logger.Level.TRACE, String.format(java.util.Locale.ROOT, "step %d: %d rows (%d prefill tokens, %d decode) [%s] in %.2f ms, %d tokens%s",
+                plan.stepId(), plan.rows().size(), prefill, decode, rows, nanos / 1e6, produced,
+                result instanceof StepResult.Failure f ? ", FAILED: " + f.message() : ""));
+    }
+
+    private static final System.Logger TRACE = System.getLogger(GenerationLoop.class.getName());
 
     private static void finishEvent(SchedulerStepEvent event, StepPlan plan, int produced) {
         int prefill = 0;

@@ -26,6 +26,8 @@ import ml.juno.model.wire.ShardOutput;
  * from the node's inference thread only.
  */
 final class LoadedShard implements AutoCloseable {
+    private static final System.Logger TRACE = System.getLogger(LoadedShard.class.getName());
+
     private static final int[] NO_BLOCKS = new int[0];
 
     private final GgufFile file;
@@ -138,7 +140,14 @@ final class LoadedShard implements AutoCloseable {
         } else if (!assignment.isTensorParallel()) {
             hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
-        return new ShardOutput(b.stepId(), hidden, logitRows, null, System.nanoTime() - t0 - allReduce.waitNanos());
+        long compute = System.nanoTime() - t0 - allReduce.waitNanos();
+        if (TRACE.isLoggable(System.Logger.Level.TRACE)) { // --verbose: one line per step on the node
+            TRACE.log(System.Logger.Level.TRACE, String.format(java.util.Locale.ROOT, "step %d: %d rows through layers [%d, %d)%s in %.2f ms%s",
+                    b.stepId(), n, assignment.layers().start(), assignment.layers().end(),
+                    assignment.isTensorParallel() ? " slice " + assignment.tensorRank() + "/" + assignment.worldSize() : "", compute / 1e6,
+                    allReduce.waitNanos() > 0 ? String.format(java.util.Locale.ROOT, " (+%.2f ms waiting for all-reduces)", allReduce.waitNanos() / 1e6) : ""));
+        }
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute);
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */
