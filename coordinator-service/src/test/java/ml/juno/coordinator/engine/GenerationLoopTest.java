@@ -233,9 +233,16 @@ class GenerationLoopTest {
     void listenerThatThrows_getsItsRequestCancelled() throws Exception {
         RecordingSink sink = new RecordingSink();
         sink.failOnToken = 2;
-        submit(sink, new int[] {0, 1, 2}, StopCondition.of(200));
+        RequestOutput out = output(sink, new int[] {0, 1, 2}, StopCondition.of(200));
         RecordingSink other = submit(new int[] {5}, StopCondition.of(6));
         stepUntil(sink.threw);
+        // the request's own thread cancels it after the listener threw: wait for that before stepping on (on a loaded
+        // machine the 200 tokens were once all generated before the cancel landed)
+        for (int i = 0; i < 1000 && !out.isCancelled(); i++) {
+            Thread.sleep(10);
+        }
+        assertTrue(out.isCancelled(), "the throwing listener's request was cancelled");
+        Thread.sleep(100); // isCancelled is set just before the loop is told, on that same thread
         drain();
         sink.finished();
         other.finished();
