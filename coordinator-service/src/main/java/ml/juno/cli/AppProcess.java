@@ -133,4 +133,21 @@ final class AppProcess {
         }
         return false;
     }
+
+    /**
+     * A command line that runs {@code juno ARGS} in a new JVM like this one (the engine's flags, our class path and
+     * {@code juno.home}): how {@code juno test} and {@code juno matrix} start the servers they check.
+     */
+    static List<String> junoCommand(List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(javaExecutable());
+        cmd.addAll(JVM_FLAGS);
+        String home = System.getProperty("juno.home");
+        if (home != null) {
+            cmd.add("-Djuno.home=" + home);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName()));
+        cmd.addAll(args);
+        return cmd;
+    }
 }

@@ -198,13 +198,6 @@ final class MatrixCommand implements Callable<Integer> {
                 throws IOException, InterruptedException {
             int port = LoopbackPorts.pick();
             List<String> cmd = new ArrayList<>();
-            cmd.add(AppProcess.javaExecutable());
-            cmd.addAll(AppProcess.JVM_FLAGS);
-            String home = System.getProperty("juno.home");
-            if (home != null) {
-                cmd.add("-Djuno.home=" + home);
-            }
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName()));
             if (mode.equals("local")) {
                 cmd.addAll(List.of("local", "--model-path", model.toString(), "--api-port", Integer.toString(port), "--no-chat"));
                 if (threads != null) {
@@ -218,7 +211,7 @@ final class MatrixCommand implements Callable<Integer> {
                     cmd.addAll(List.of("--threads-per-node", threads.toString()));
                 }
             }
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            Process p = new ProcessBuilder(AppProcess.junoCommand(cmd)).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
             Server s = new Server(p, port);
             if (!AppProcess.awaitReady(p, port, Duration.ofSeconds(m.startTimeout))) {
                 s.close();

@@ -192,14 +192,7 @@ final class TestCommand implements Callable<Integer> {
 
     /** The {@code juno cluster} child's command line; {@code --backend} goes on to it (and so to its nodes) when given. */
     List<String> clusterCommand(Path model, String parallelism, String dtype, int port, Path logs) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(AppProcess.javaExecutable());
-        cmd.addAll(AppProcess.JVM_FLAGS);
-        String home = System.getProperty("juno.home");
-        if (home != null) {
-            cmd.add("-Djuno.home=" + home);
-        }
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName(), "cluster",
+        List<String> cmd = AppProcess.junoCommand(List.of("cluster",
                 "--model-path", model.toString(), "--nodes", Integer.toString(nodes), "--pType", parallelism,
                 "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString(),
                 "--log-dir-is-run"));

@@ -22,6 +22,21 @@ class JunoCliTest {
         return new Run(code, out.toString(), err.toString());
     }
 
+    /** Runs {@code body} with {@code juno.home} set to {@code home}, then restores it. */
+    static void withHome(Path home, org.junit.jupiter.api.function.Executable body) throws Throwable {
+        String before = System.getProperty("juno.home");
+        System.setProperty("juno.home", home.toString());
+        try {
+            body.execute();
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.home");
+            } else {
+                System.setProperty("juno.home", before);
+            }
+        }
+    }
+
     @Test
     void help_listsEveryDesignedSubcommand() {
         Run r = run("--help");
@@ -55,10 +70,8 @@ class JunoCliTest {
     }
 
     @Test
-    void noArguments_servesTheBundledModel_orSaysWhatIsMissing(@TempDir Path home) throws Exception {
-        String before = System.getProperty("juno.home");
-        System.setProperty("juno.home", home.toString());
-        try {
+    void noArguments_servesTheBundledModel_orSaysWhatIsMissing(@TempDir Path home) throws Throwable {
+        withHome(home, () -> {
             Run missingModel = run();
             assertEquals(1, missingModel.code());
             assertTrue(missingModel.err().startsWith("juno: bundled model missing: "), missingModel.err());
@@ -69,20 +82,12 @@ class JunoCliTest {
             assertEquals(1, notBuilt.code(), "no packaged coordinator in this home, so nothing is started");
             assertTrue(notBuilt.out().contains("Serving models/stories260K.gguf on http://localhost:"), notBuilt.out());
             assertTrue(notBuilt.err().contains("not built: ") && notBuilt.err().contains("coordinator-service"), notBuilt.err());
-        } finally {
-            if (before == null) {
-                System.clearProperty("juno.home");
-            } else {
-                System.setProperty("juno.home", before);
-            }
-        }
+        });
     }
 
     @Test
-    void optionsWithoutACommand_areClusterOptions_andTheBannerNamesTheModelServed(@TempDir Path home) throws Exception {
-        String before = System.getProperty("juno.home");
-        System.setProperty("juno.home", home.toString()); // nothing built there: the command stops after its banner
-        try {
+    void optionsWithoutACommand_areClusterOptions_andTheBannerNamesTheModelServed(@TempDir Path home) throws Throwable {
+        withHome(home, () -> { // nothing built there: the command stops after its banner
             Path other = Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toAbsolutePath();
             Run r = run("--model-path", other.toString(), "--pType", "tensor", "--nodes", "2", "--dtype", "INT8", "--byteOrder", "BE",
                     "--max-tokens", "512", "--temperature", "0.3", "--api-port", "18080");
@@ -98,13 +103,7 @@ class JunoCliTest {
             assertEquals(1, badValue.code());
             assertEquals("juno: --temperature must be in 0..2, got 9.0", badValue.err().strip());
             assertEquals(0, run("--version").code(), "help and version stay top-level");
-        } finally {
-            if (before == null) {
-                System.clearProperty("juno.home");
-            } else {
-                System.setProperty("juno.home", before);
-            }
-        }
+        });
     }
 
     @Test

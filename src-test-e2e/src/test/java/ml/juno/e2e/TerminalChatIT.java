@@ -21,12 +21,7 @@ class TerminalChatIT {
     static final Path ROOT = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
 
     private static List<String> juno(String... args) {
-        Path app = Path.of(System.getProperty("juno.coordinator.app", ROOT.resolve("coordinator-service/target/quarkus-app").toString()));
-        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djuno.home=" + ROOT,
-                "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno"));
-        cmd.addAll(List.of(args));
-        return cmd;
+        return ml.juno.e2e.harness.JunoCli.command(args);
     }
 
     @Test
