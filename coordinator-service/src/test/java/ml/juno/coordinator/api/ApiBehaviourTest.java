@@ -69,7 +69,8 @@ class ApiBehaviourTest {
         String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
         for (String name : List.of("juno_requests_total{endpoint=\"chat\"}", "juno_requests_finished_total", "juno_tokens_prompt_total",
                 "juno_tokens_generated_total", "juno_time_to_first_token_seconds_count", "juno_inter_token_latency_seconds_count",
-                "juno_queue_depth", "juno_batch_size", "juno_kv_blocks_used", "juno_prefix_cache_hit_rate", "juno_model_ready 1.0")) {
+                "juno_queue_depth", "juno_batch_size", "juno_kv_blocks_used", "juno_prefix_cache_hit_rate", "juno_model_ready 1.0",
+                "juno_experts_healthy 1.0", "juno_experts_hits_total")) {
             assertTrue(metrics.contains(name), "missing " + name);
         }
     }
