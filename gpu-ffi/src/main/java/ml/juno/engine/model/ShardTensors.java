@@ -50,11 +50,23 @@ public final class ShardTensors {
             throw new IllegalArgumentException("cannot split " + a.heads() + " heads and " + a.kvHeads() + " KV heads into "
                     + parts + " tensor-parallel slices");
         }
-        int hLocal = a.heads() / parts;
+        this.kvStart = kvHeadStart(a, shard);
+        this.local = localShape(a, shard);
+    }
+
+    /** The heads and KV heads of {@code shard}'s tensor-parallel rank (KV heads split or, when fewer than ranks, one each). */
+    public static AttentionShape localShape(AttentionShape a, ShardSpec shard) {
+        int parts = shard.tensorParts();
         int kvLocal = a.kvHeads() % parts == 0 ? a.kvHeads() / parts : 1;
+        return new AttentionShape(a.heads() / parts, kvLocal, a.headDim(), a.scale());
+    }
+
+    /** The first KV head {@code shard}'s rank holds. */
+    public static int kvHeadStart(AttentionShape a, ShardSpec shard) {
+        int parts = shard.tensorParts();
+        int hLocal = a.heads() / parts;
         int group = a.heads() / a.kvHeads();
-        this.kvStart = a.kvHeads() % parts == 0 ? shard.tensorRank() * kvLocal : shard.tensorRank() * hLocal / group;
-        this.local = new AttentionShape(hLocal, kvLocal, a.headDim(), a.scale());
+        return a.kvHeads() % parts == 0 ? shard.tensorRank() * (a.kvHeads() / parts) : shard.tensorRank() * hLocal / group;
     }
 
     public ModelConfig config() {
