@@ -44,6 +44,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
     @Option(names = {"--prompt", "-p"}, required = true, paramLabel = "TEXT", description = "The prompt (BOS added when the model asks for it).")
     String prompt;
 
@@ -92,7 +95,7 @@ final class GenerateCommand implements Callable<Integer> {
         backend.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
-        try (InferenceEngine engine = EngineAssembly.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config, lora.specs())) {
             int[] promptTokens = engine.tokenizer().encode(prompt);
             int context = engine.info().contextLength();
             if (promptTokens.length >= context) {

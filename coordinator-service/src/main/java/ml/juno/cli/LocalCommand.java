@@ -42,6 +42,9 @@ final class LocalCommand implements Callable<Integer> {
     BackendOption backend = new BackendOption();
 
     @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Override
@@ -76,6 +79,10 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
+        String play = lora.property();
+        if (play != null) {
+            props.put("juno.lora-play", play);
+        }
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -1,10 +1,13 @@
 package ml.juno.coordinator.engine;
 
 import java.io.IOException;
+import java.util.List;
 import ml.juno.coordinator.tokenizer.ChatTemplate;
 import ml.juno.coordinator.tokenizer.ChatTemplates;
 import ml.juno.coordinator.tokenizer.Tokenizer;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.lora.LoraAdapters;
+import ml.juno.engine.lora.LoraPlan;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kernel.Backends;
@@ -47,7 +50,16 @@ public final class EngineAssembly {
      * @throws IOException when the file cannot be read or is not a model this engine runs (the message says why)
      */
     public static InferenceEngine open(EngineConfig config) throws IOException {
-        return assemble(config, (file, model, context, kvBlocks) -> local(config, file, context, kvBlocks));
+        return open(config, List.of());
+    }
+
+    /**
+     * {@link #open(EngineConfig)} playing the LoRA adapters {@code lora} on every request (summed; each checked against
+     * the model before the engine starts).
+     */
+    public static InferenceEngine open(EngineConfig config, List<LoraAdapters.Spec> lora) throws IOException {
+        List<LoraAdapters.Spec> play = List.copyOf(lora);
+        return assemble(config, (file, model, context, kvBlocks) -> local(config, file, context, kvBlocks, play));
     }
 
     /**
@@ -83,11 +95,18 @@ public final class EngineAssembly {
     }
 
     /** The model and a paged session whose pool has the block ids the scheduler hands out. */
-    private static Compute local(EngineConfig config, GgufFile file, int context, int blocks) {
+    private static Compute local(EngineConfig config, GgufFile file, int context, int blocks, List<LoraAdapters.Spec> lora) {
         int threads = config.threads() > 0 ? config.threads() : Runtime.getRuntime().availableProcessors();
         Model model = Model.load(file, new EngineOptions(threads, context, config.kvType(), config.maxBatchTokens(),
                 config.maxSequences()), Backends::select);
         try {
+            if (!lora.isEmpty()) {
+                try {
+                    LoraPlan.apply(model, LoraAdapters.play(lora, file));
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
             InferenceSession session = model.newPagedSession(new KvPaging(InferenceEngine.KV_BLOCK_SIZE, blocks));
             return new Compute(new LocalExecutor(session, InferenceEngine.KV_BLOCK_SIZE), () -> {
                 session.close();

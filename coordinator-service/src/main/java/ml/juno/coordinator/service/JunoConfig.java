@@ -40,4 +40,7 @@ public interface JunoConfig {
 
     /** Bytes for the KV cache; unset = sized for max-sequences × context. */
     OptionalLong kvBudgetBytes();
+
+    /** {@code --lora-play}: adapters played on every request, {@code PATH[:SCALE]} each (in-process engine only). */
+    Optional<java.util.List<String>> loraPlay();
 }
