@@ -4,10 +4,15 @@ import java.util.Map;
 import ml.juno.coordinator.cluster.Parallelism;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.ProtoMapping;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** How a coordinator splits the model over its nodes: {@code --pType}, {@code --dtype}, {@code --byteOrder}. */
 final class ClusterOptions {
+
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
 
     @Option(names = "--pType", defaultValue = "${env:PTYPE:-pipeline}", description = "pipeline or tensor (default: ${DEFAULT-VALUE}, env PTYPE).")
     String parallelism;
@@ -34,9 +39,14 @@ final class ClusterOptions {
                 throw new IllegalArgumentException("--threads-per-node must be >= 0");
             }
             java.time.Duration.parse("PT" + stepTimeout.toUpperCase());
-            return Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
+            Map<String, String> props = new java.util.LinkedHashMap<>(Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
                     "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", byteOrder.toUpperCase(),
-                    "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode));
+                    "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode)));
+            String play = lora.property();
+            if (play != null) {
+                props.put("juno.lora-play", play); // each node plays its part of every adapter
+            }
+            return props;
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage());
         } catch (java.time.format.DateTimeParseException e) {

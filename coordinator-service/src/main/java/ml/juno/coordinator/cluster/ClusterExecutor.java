@@ -50,11 +50,28 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
 
     /** Builds the executor of an engine over {@code cluster}, with the engine's slots, batch and KV settings. */
     public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine) {
-        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks);
+        return factory(cluster, engine, List.of());
+    }
+
+    /**
+     * {@link #factory(ClusterConfig, EngineConfig)} with LoRA adapters every node plays (its layers, or its tensor
+     * slice); the files must be readable on the nodes at the same paths, like the model.
+     */
+    public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine, List<ml.juno.engine.lora.LoraAdapters.Spec> lora) {
+        List<ml.juno.engine.lora.LoraAdapters.Spec> play = List.copyOf(lora);
+        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks, play);
     }
 
     static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
                                 int kvBlocks) throws IOException {
+        return open(config, engine, file, model, context, kvBlocks, List.of());
+    }
+
+    static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
+                                int kvBlocks, List<ml.juno.engine.lora.LoraAdapters.Spec> lora) throws IOException {
+        for (var spec : lora) {
+            ml.juno.engine.lora.LoraAdapters.load(spec.path(), file); // refused here, before any node loads
+        }
         int layers = model.dims().layers();
         int n = config.nodes().size();
         List<ShardAssignment> assignments = config.parallelism() == Parallelism.PIPELINE
@@ -71,6 +88,8 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
                 .setKvBlocks(kvBlocks)
                 .setKvElement(engine.kvType() == KvType.F16 ? KvElement.KV_ELEMENT_F16 : KvElement.KV_ELEMENT_F32)
                 .setThreads(config.threadsPerNode())
+                .addAllLoraPlay(lora.stream().map(l -> ml.juno.node.v1.LoraPlay.newBuilder()
+                        .setPath(l.path().toAbsolutePath().toString()).setScale(l.scale()).build()).toList())
                 .build();
         NodeCluster cluster = new NodeCluster(config, assignments, base);
         try {

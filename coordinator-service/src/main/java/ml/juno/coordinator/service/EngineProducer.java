@@ -63,11 +63,8 @@ public class EngineProducer {
             EngineConfig ec = engineConfig(path);
             java.util.List<ml.juno.engine.lora.LoraAdapters.Spec> lora = config.loraPlay().orElse(java.util.List.of()).stream()
                     .map(ml.juno.engine.lora.LoraAdapters.Spec::parse).toList();
-            if (cluster.nodes().isPresent() && !lora.isEmpty()) {
-                throw new IllegalArgumentException("--lora-play on a cluster is not implemented yet (in-process engines only)");
-            }
             InferenceEngine engine = cluster.nodes().isPresent()
-                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec)) // compute on the nodes
+                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec, lora)) // compute on the nodes
                     : EngineAssembly.open(ec, lora);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));

@@ -41,6 +41,6 @@ public interface JunoConfig {
     /** Bytes for the KV cache; unset = sized for max-sequences × context. */
     OptionalLong kvBudgetBytes();
 
-    /** {@code --lora-play}: adapters played on every request, {@code PATH[:SCALE]} each (in-process engine only). */
+    /** {@code --lora-play}: adapters played on every request, {@code PATH[:SCALE]} each (a cluster's nodes each play their part). */
     Optional<java.util.List<String>> loraPlay();
 }

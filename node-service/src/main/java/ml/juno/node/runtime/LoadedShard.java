@@ -1,6 +1,10 @@
 package ml.juno.node.runtime;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import ml.juno.engine.lora.LoraAdapters;
+import ml.juno.engine.lora.LoraPlan;
 import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
@@ -83,6 +87,17 @@ final class LoadedShard implements AutoCloseable {
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
+            if (r.getLoraPlayCount() > 0) {
+                List<LoraAdapters.Spec> lora = new ArrayList<>();
+                for (var l : r.getLoraPlayList()) {
+                    lora.add(new LoraAdapters.Spec(Path.of(l.getPath()), l.getScale()));
+                }
+                try {
+                    LoraPlan.apply(model, LoraAdapters.play(lora, file)); // this shard's layers / tensor slice
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
             session = model.newPagedSession(new KvPaging(r.getKvBlockSize(), r.getKvBlocks()));
             ActivationCodec codec = ProtoMapping.codec(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce);
