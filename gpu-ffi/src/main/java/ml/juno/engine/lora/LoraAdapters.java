@@ -40,6 +40,46 @@ public final class LoraAdapters {
         }
     }
 
+    /** A {@code --lora-modules} entry: a name requests use as {@code model}, and the adapter file. */
+    public record Module(String name, Path path) {
+        public Module {
+            if (name == null || name.isBlank() || !name.equals(name.trim()) || name.contains(",") || name.contains("=")) {
+                throw new IllegalArgumentException("bad LoRA module name '" + name + "'");
+            }
+        }
+
+        /** {@code name=PATH[,name=PATH…]}; names must be distinct. */
+        public static List<Module> parseList(String list) {
+            List<Module> out = new ArrayList<>();
+            for (String part : list.split(",")) {
+                if (part.isBlank()) {
+                    continue;
+                }
+                int eq = part.indexOf('=');
+                if (eq <= 0 || eq == part.length() - 1) {
+                    throw new IllegalArgumentException("LoRA module '" + part + "' is not name=PATH");
+                }
+                Module m = new Module(part.substring(0, eq).trim(), Path.of(part.substring(eq + 1).trim()));
+                for (Module o : out) {
+                    if (o.name.equals(m.name)) {
+                        throw new IllegalArgumentException("LoRA module name '" + m.name + "' given twice");
+                    }
+                }
+                out.add(m);
+            }
+            return out;
+        }
+    }
+
+    /** The named adapters, as adapter ids 1, 2, … in order, each played at scale 1 on the rows that ask for it. */
+    public static List<LoraPlan.Played> modules(List<Module> modules, GgufFile base) throws IOException {
+        List<LoraPlan.Played> out = new ArrayList<>();
+        for (int i = 0; i < modules.size(); i++) {
+            out.add(new LoraPlan.Played(load(modules.get(i).path(), base), 1f, i + 1));
+        }
+        return out;
+    }
+
     /** Reads {@code path} ({@code .lora} or llama.cpp GGUF LoRA) and checks it fits {@code base}. */
     public static LoraAdapter load(Path path, GgufFile base) throws IOException {
         if (!Files.isRegularFile(path)) {

@@ -10,6 +10,7 @@ public final class ForwardBatch {
     private final int[] positions;
     private final int[] tokens;
     private final boolean[] wantLogits;
+    private final int[] adapters;
     private int size;
 
     public ForwardBatch(int capacity) {
@@ -20,6 +21,7 @@ public final class ForwardBatch {
         positions = new int[capacity];
         tokens = new int[capacity];
         wantLogits = new boolean[capacity];
+        adapters = new int[capacity];
     }
 
     public int capacity() {
@@ -30,8 +32,19 @@ public final class ForwardBatch {
         return size;
     }
 
-    /** Appends a row; returns its index in the batch. */
+    /** Appends a row without a named LoRA adapter; returns its index in the batch. */
     public int add(int slot, int position, int token, boolean logits) {
+        return add(slot, position, token, logits, 0);
+    }
+
+    /**
+     * Appends a row computed with the named LoRA adapter {@code adapter} (its id in the model's {@code LoraPlan}; 0:
+     * none, adapters played for every row apply regardless); returns its index in the batch.
+     */
+    public int add(int slot, int position, int token, boolean logits, int adapter) {
+        if (adapter < 0) {
+            throw new IllegalArgumentException("negative LoRA adapter id " + adapter);
+        }
         if (size == slots.length) {
             throw new IllegalStateException("forward batch is full (" + slots.length + " rows)");
         }
@@ -39,6 +52,7 @@ public final class ForwardBatch {
         positions[size] = position;
         tokens[size] = token;
         wantLogits[size] = logits;
+        adapters[size] = adapter;
         return size++;
     }
 
@@ -67,5 +81,10 @@ public final class ForwardBatch {
 
     public boolean wantsLogits(int row) {
         return wantLogits[row];
+    }
+
+    /** The named LoRA adapter of the row (0: none). */
+    public int adapter(int row) {
+        return adapters[row];
     }
 }

@@ -144,6 +144,7 @@ public final class InferenceSession implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             state.rows.add(batch.slot(i), batch.position(i));
             state.tokens[i] = batch.token(i);
+            state.adapter[i] = batch.adapter(i);
         }
         decoder.forwardLayers(backend, state, n, cache);
         if (!decoder.shard().isLast(model.config().dims().layers())) {

@@ -200,6 +200,70 @@ class LoraPlayTest {
     }
 
     @Test
+    void rowsWithDifferentNamedAdapters_inOneBatch_eachGetWhatTheyGetAlone() throws Exception {
+        try (GgufFile f = GgufFile.open(LoraFixtures.model("stories260K.gguf"))) {
+            List<LoraAdapter> adapters = List.of(
+                    LoraFixtures.random(f, List.of(Projection.Q, Projection.V), 4, 8f, false, 31, 0.05f),
+                    LoraFixtures.random(f, ALL, 2, 2f, true, 32, 0.05f),
+                    LoraFixtures.random(f, List.of(Projection.DOWN, Projection.O), 8, 8f, false, 33, 0.05f));
+            // alone: each adapter played on every row of its own session (id 0), and none
+            float[][] alone = new float[4][];
+            for (int a = 0; a < 4; a++) {
+                try (Model m = Model.load(f, options(), Backends::select); InferenceSession s = m.newSession()) {
+                    if (a > 0) {
+                        LoraPlan.apply(m, List.of(new LoraPlan.Played(adapters.get(a - 1), 1f, 0)));
+                    }
+                    alone[a] = promptAndStep(s, PROMPTS[0], 0, 0);
+                }
+            }
+            // together: one batch of four sequences, slot k asking for named adapter k (0: none)
+            EngineOptions o = new EngineOptions(1, 64, KvType.F32, 64, 4);
+            try (Model m = Model.load(f, o, Backends::select); InferenceSession s = m.newSession()) {
+                List<LoraPlan.Played> named = new ArrayList<>();
+                for (int a = 0; a < 3; a++) {
+                    named.add(new LoraPlan.Played(adapters.get(a), 1f, a + 1));
+                }
+                LoraPlan.apply(m, named);
+                int[] p = PROMPTS[0];
+                ForwardBatch b = new ForwardBatch(64);
+                for (int slot = 0; slot < 4; slot++) {
+                    for (int i = 0; i < p.length; i++) {
+                        b.add(slot, i, p[i], i == p.length - 1, slot);
+                    }
+                }
+                var logits = s.forward(b);
+                b.clear();
+                for (int slot = 0; slot < 4; slot++) {
+                    assertEquals(0f, maxDiff(java.util.Arrays.copyOf(alone[slot], logits.vocab()), logits.copyRow(slot)), 1e-5f,
+                            "prompt logits of the sequence with adapter " + slot);
+                    b.add(slot, p.length, 42, true, slot);
+                }
+                var step = s.forward(b);
+                for (int slot = 0; slot < 4; slot++) {
+                    float[] want = java.util.Arrays.copyOfRange(alone[slot], step.vocab(), 2 * step.vocab());
+                    assertEquals(0f, maxDiff(want, step.copyRow(slot)), 1e-5f, "decode logits of the sequence with adapter " + slot);
+                }
+            }
+            assertTrue(maxDiff(alone[0], alone[1]) > 1e-2f && maxDiff(alone[1], alone[2]) > 1e-2f, "the adapters differ");
+        }
+    }
+
+    /** The prompt's last-row logits, then one decode step's, of one sequence in {@code slot}. */
+    private static float[] promptAndStep(InferenceSession s, int[] p, int slot, int adapter) {
+        ForwardBatch b = new ForwardBatch(16);
+        for (int i = 0; i < p.length; i++) {
+            b.add(slot, i, p[i], i == p.length - 1, adapter);
+        }
+        float[] first = s.forward(b).copyRow(0);
+        b.clear();
+        b.add(slot, p.length, 42, true, adapter);
+        float[] second = s.forward(b).copyRow(0);
+        float[] both = java.util.Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        return both;
+    }
+
+    @Test
     void ffnTargetsOnAMixtureOfExperts_areRefused_attentionTargetsPlay() throws Exception {
         try (GgufFile f = GgufFile.open(LoraFixtures.model("tiny-qwen3moe-random-F16.gguf"));
              Model m = Model.load(f, OPTIONS, Backends::select)) {
