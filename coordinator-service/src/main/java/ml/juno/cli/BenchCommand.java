@@ -228,7 +228,7 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<Level> levels = new ArrayList<>();
         BackendInfo ran;
-        try (InferenceEngine engine = EngineAssembly.open(config, lora.specs())) {
+        try (InferenceEngine engine = EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))) {
             ran = engine.backend();
             if (p + n > engine.info().contextLength()) {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());

@@ -13,6 +13,9 @@ final class ClusterOptions {
     @Mixin
     LoraPlayOption lora = new LoraPlayOption();
 
+    @Mixin
+    LoraModulesOption loraModules = new LoraModulesOption();
+
 
     @Option(names = "--pType", defaultValue = "${env:PTYPE:-pipeline}", description = "pipeline or tensor (default: ${DEFAULT-VALUE}, env PTYPE).")
     String parallelism;
@@ -45,6 +48,10 @@ final class ClusterOptions {
             String play = lora.property();
             if (play != null) {
                 props.put("juno.lora-play", play); // each node plays its part of every adapter
+            }
+            String modules = loraModules.modulesProperty();
+            if (modules != null) {
+                props.put("juno.lora-modules", modules);
             }
             return props;
         } catch (IllegalArgumentException e) {

@@ -95,7 +95,7 @@ final class GenerateCommand implements Callable<Integer> {
         backend.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
-        try (InferenceEngine engine = EngineAssembly.open(config, lora.specs())) {
+        try (InferenceEngine engine = EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))) {
             int[] promptTokens = engine.tokenizer().encode(prompt);
             int context = engine.info().contextLength();
             if (promptTokens.length >= context) {

@@ -45,6 +45,9 @@ final class LocalCommand implements Callable<Integer> {
     LoraPlayOption lora = new LoraPlayOption();
 
     @Mixin
+    LoraModulesOption loraModules = new LoraModulesOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Override
@@ -82,6 +85,10 @@ final class LocalCommand implements Callable<Integer> {
         String play = lora.property();
         if (play != null) {
             props.put("juno.lora-play", play);
+        }
+        String modules = loraModules.modulesProperty();
+        if (modules != null) {
+            props.put("juno.lora-modules", modules);
         }
         if (maxSequences != null) {
             if (maxSequences < 1) {

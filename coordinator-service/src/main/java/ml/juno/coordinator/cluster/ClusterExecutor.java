@@ -50,27 +50,29 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
 
     /** Builds the executor of an engine over {@code cluster}, with the engine's slots, batch and KV settings. */
     public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine) {
-        return factory(cluster, engine, List.of());
+        return factory(cluster, engine, ml.juno.coordinator.engine.EngineLora.NONE);
     }
 
     /**
      * {@link #factory(ClusterConfig, EngineConfig)} with LoRA adapters every node plays (its layers, or its tensor
      * slice); the files must be readable on the nodes at the same paths, like the model.
      */
-    public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine, List<ml.juno.engine.lora.LoraAdapters.Spec> lora) {
-        List<ml.juno.engine.lora.LoraAdapters.Spec> play = List.copyOf(lora);
-        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks, play);
+    public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine, ml.juno.coordinator.engine.EngineLora lora) {
+        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks, lora);
     }
 
     static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
                                 int kvBlocks) throws IOException {
-        return open(config, engine, file, model, context, kvBlocks, List.of());
+        return open(config, engine, file, model, context, kvBlocks, ml.juno.coordinator.engine.EngineLora.NONE);
     }
 
     static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
-                                int kvBlocks, List<ml.juno.engine.lora.LoraAdapters.Spec> lora) throws IOException {
-        for (var spec : lora) {
+                                int kvBlocks, ml.juno.coordinator.engine.EngineLora lora) throws IOException {
+        for (var spec : lora.play()) {
             ml.juno.engine.lora.LoraAdapters.load(spec.path(), file); // refused here, before any node loads
+        }
+        for (var m : lora.modules()) {
+            ml.juno.engine.lora.LoraAdapters.load(m.path(), file);
         }
         int layers = model.dims().layers();
         int n = config.nodes().size();
@@ -88,8 +90,10 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
                 .setKvBlocks(kvBlocks)
                 .setKvElement(engine.kvType() == KvType.F16 ? KvElement.KV_ELEMENT_F16 : KvElement.KV_ELEMENT_F32)
                 .setThreads(config.threadsPerNode())
-                .addAllLoraPlay(lora.stream().map(l -> ml.juno.node.v1.LoraPlay.newBuilder()
+                .addAllLoraPlay(lora.play().stream().map(l -> ml.juno.node.v1.LoraPlay.newBuilder()
                         .setPath(l.path().toAbsolutePath().toString()).setScale(l.scale()).build()).toList())
+                .addAllLoraModules(lora.modules().stream().map(m -> ml.juno.node.v1.LoraPlay.newBuilder()
+                        .setPath(m.path().toAbsolutePath().toString()).setScale(1f).build()).toList())
                 .build();
         NodeCluster cluster = new NodeCluster(config, assignments, base);
         try {

@@ -124,7 +124,7 @@ public final class LocalExecutor implements ManagedExecutor {
         StepRows rows = step.rows();
         batch.clear();
         for (int i = 0; i < rows.count(); i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], rows.tokenIds()[i], rows.needsLogits()[i]);
+            batch.add(rows.slots()[i], rows.positions()[i], rows.tokenIds()[i], rows.needsLogits()[i], rows.adapter(i));
         }
         Logits logits = session.forward(batch);
         int logitRows = plan.logitRowCount();

@@ -37,10 +37,14 @@ public class GenerationService {
     /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
     public ServedModel model(String model) {
         ServedModel served = engines.require();
-        if (!served.id().equals(model)) {
+        if (served.id().equals(model)) {
+            return served;
+        }
+        ServedModel adapter = model == null ? null : served.adapter(model);
+        if (adapter == null) {
             throw new UnknownModelException(model);
         }
-        return served;
+        return adapter;
     }
 
     /**
@@ -77,7 +81,7 @@ public class GenerationService {
         for (int i = 0; i < options.n(); i++) {
             SamplingParams s = options.sampling();
             SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
-            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()));
+            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter()));
         }
         metrics.started(kind);
         RequestOutput request = engine.newRequest(listener, metrics.forKind(kind));

@@ -43,4 +43,7 @@ public interface JunoConfig {
 
     /** {@code --lora-play}: adapters played on every request, {@code PATH[:SCALE]} each (a cluster's nodes each play their part). */
     Optional<java.util.List<String>> loraPlay();
+
+    /** {@code --lora-modules}: named adapters, {@code name=PATH} each; a request whose {@code model} is a name gets it. */
+    Optional<java.util.List<String>> loraModules();
 }

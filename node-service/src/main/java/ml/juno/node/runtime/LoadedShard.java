@@ -49,6 +49,7 @@ final class LoadedShard implements AutoCloseable {
     private final boolean embeds;
     private final boolean producesLogits;
     private ShardInfo info;
+    private int loraModules;
 
     private LoadedShard(GgufFile file, Model model, InferenceSession session, ShardAssignment assignment,
                         ActivationCodec codec, StepAllReduce allReduce) {
@@ -87,13 +88,19 @@ final class LoadedShard implements AutoCloseable {
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
-            if (r.getLoraPlayCount() > 0) {
-                List<LoraAdapters.Spec> lora = new ArrayList<>();
+            if (r.getLoraPlayCount() > 0 || r.getLoraModulesCount() > 0) {
+                List<LoraAdapters.Spec> play = new ArrayList<>();
                 for (var l : r.getLoraPlayList()) {
-                    lora.add(new LoraAdapters.Spec(Path.of(l.getPath()), l.getScale()));
+                    play.add(new LoraAdapters.Spec(Path.of(l.getPath()), l.getScale()));
+                }
+                List<LoraAdapters.Module> modules = new ArrayList<>();
+                for (var l : r.getLoraModulesList()) {
+                    modules.add(new LoraAdapters.Module("m" + (modules.size() + 1), Path.of(l.getPath())));
                 }
                 try {
-                    LoraPlan.apply(model, LoraAdapters.play(lora, file)); // this shard's layers / tensor slice
+                    List<LoraPlan.Played> all = new ArrayList<>(LoraAdapters.play(play, file));
+                    all.addAll(LoraAdapters.modules(modules, file));
+                    LoraPlan.apply(model, all); // this shard's layers / tensor slice
                 } catch (IOException e) {
                     throw new IllegalArgumentException(e.getMessage(), e);
                 }
@@ -101,6 +108,7 @@ final class LoadedShard implements AutoCloseable {
             session = model.newPagedSession(new KvPaging(r.getKvBlockSize(), r.getKvBlocks()));
             ActivationCodec codec = ProtoMapping.codec(ProtoMapping.fromProto(r.getActivationDtype()), ProtoMapping.fromProto(r.getByteOrder()));
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce);
+            s.loraModules = r.getLoraModulesCount();
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
             s.info = ShardInfo.newBuilder()
@@ -160,6 +168,12 @@ final class LoadedShard implements AutoCloseable {
             throw new IllegalArgumentException("step " + b.stepId() + ": this shard embeds and needs one token id per row, got none for "
                     + n + " rows");
         }
+        for (int i = 0; i < n; i++) {
+            if (rows.adapter(i) > loraModules) {
+                throw new IllegalArgumentException("step " + b.stepId() + " row " + i + ": LoRA adapter " + rows.adapter(i)
+                        + ", but this shard was loaded with " + loraModules + " named adapters");
+            }
+        }
         for (SlotBlocks t : b.blockTables()) {
             session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
         }
@@ -172,7 +186,8 @@ final class LoadedShard implements AutoCloseable {
         }
         batch.clear();
         for (int i = 0; i < n; i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i]);
+            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i],
+                    rows.adapter(i));
         }
         Logits logits = session.forward(batch);
         if (producesLogits) {

@@ -131,6 +131,11 @@ public final class ProtoMapping {
         for (int t : r.tokenIds()) {
             p.addTokenIds(t);
         }
+        if (r.hasAdapters()) {
+            for (int i = 0; i < r.count(); i++) {
+                p.addAdapters(r.adapter(i));
+            }
+        }
         for (SlotBlocks t : b.blockTables()) {
             BlockTable.Builder bt = BlockTable.newBuilder().setSlot(t.slot());
             for (int blk : t.blocks()) {
@@ -173,7 +178,14 @@ public final class ProtoMapping {
                 }
                 tables.add(new SlotBlocks(t.getSlot(), blocks));
             }
-            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits), tables);
+            int[] adapters = new int[p.getAdaptersCount()];
+            for (int i = 0; i < adapters.length; i++) {
+                adapters[i] = p.getAdapters(i);
+                if (adapters[i] < 0) {
+                    throw new IllegalArgumentException("row " + i + ": negative adapter id " + adapters[i]);
+                }
+            }
+            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits, adapters), tables);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("step " + p.getStepId() + ": " + e.getMessage(), e);
         }

@@ -63,6 +63,23 @@ class ProtoMappingTest {
     }
 
     @Test
+    void stepRowsWithLoraAdapters_roundTrip_andRowsWithoutThemSendNone() {
+        var rows = new ml.juno.model.step.StepRows(new int[] {0, 1, 2}, new int[] {0, 0, 5}, new int[] {7, 8, 9},
+                new boolean[] {true, false, true}, new int[] {2, 0, 1});
+        var b = new ml.juno.model.step.StepBatch(4, rows, List.of());
+        var wire = ProtoMapping.toProto(b);
+        assertEquals(List.of(2, 0, 1), wire.getAdaptersList());
+        assertEquals(b, ProtoMapping.fromProto(wire));
+        assertEquals(List.of(2, 0, 1), ProtoMapping.toProto(b.withoutTokens(), Tensor.getDefaultInstance()).getAdaptersList(),
+                "later pipeline stages get the adapters too");
+        var plain = new ml.juno.model.step.StepBatch(5, new ml.juno.model.step.StepRows(new int[] {0}, new int[] {0}, new int[] {7},
+                new boolean[] {true}), List.of());
+        assertEquals(0, ProtoMapping.toProto(plain).getAdaptersCount());
+        assertThrows(IllegalArgumentException.class, () -> new ml.juno.model.step.StepRows(new int[] {0, 1}, new int[] {0, 0},
+                new int[] {1, 2}, new boolean[] {true, true}, new int[] {1}));
+    }
+
+    @Test
     void decode_refusesAShapeThatDisagreesWithTheBytes() {
         Tensor t = ProtoMapping.encode(ProtoMapping.codec(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
         Tensor lying = t.toBuilder().setShape(1, 4).build();
