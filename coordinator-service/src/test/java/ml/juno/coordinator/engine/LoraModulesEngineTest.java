@@ -31,11 +31,11 @@ import org.junit.jupiter.api.io.TempDir;
  * and none share the running batch, and each gets the greedy tokens it gets alone (with its adapter played on every
  * row); the same prompt under two adapters never shares prefix-cache blocks.
  */
-class LoraModulesEngineTest {
+public class LoraModulesEngineTest {
     @TempDir
     Path dir;
 
-    static Path adapter(Path dir, String name, Path model, List<Projection> targets, long seed) throws Exception {
+    public static Path adapter(Path dir, String name, Path model, List<Projection> targets, long seed) throws Exception {
         try (GgufFile f = GgufFile.open(model)) {
             BaseFingerprint fp = BaseFingerprint.of(f);
             SplittableRandom rnd = new SplittableRandom(seed);
