@@ -127,6 +127,35 @@ public interface Backend extends AutoCloseable {
         }
     }
 
+    /**
+     * The transposed product {@code dx[b][k] += Σ_r W[r][k]·dy[b][r]} for {@code b < batch} (the backward pass of
+     * {@link #matmul} with respect to its input): {@code dy} is {@code [batch][w.rows()]}, {@code dx}
+     * {@code [batch][w.cols()]}, accumulated into. The weights stay in their blocks; each row is decoded once per call
+     * and added to every batch row in row order. This Java reference is the implementation until a backend has a
+     * faster one (training only; inference never calls it).
+     */
+    default void matmulTransposedAdd(WeightMatrix w, float[] dy, float[] dx, int batch) {
+        int rows = w.rows();
+        int cols = w.cols();
+        if (batch < 0 || dy.length < (long) batch * rows || dx.length < (long) batch * cols) {
+            throw new IllegalArgumentException(w.name() + ": buffers too small for the transposed product of " + batch + " rows");
+        }
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            Backends.decode(w.type(), w.data(), r * w.rowStride(), row, 0, cols);
+            for (int b = 0; b < batch; b++) {
+                float g = dy[b * rows + r];
+                if (g == 0f) {
+                    continue;
+                }
+                int o = b * cols;
+                for (int k = 0; k < cols; k++) {
+                    dx[o + k] += row[k] * g;
+                }
+            }
+        }
+    }
+
     /** The size checks of {@link #addLowRank}, shared by its implementations. */
     static void checkLowRank(LowRank w, float[] x, float[] out, int batch, float[] rowScale, float[] tmp) {
         if (batch < 0 || x.length < (long) batch * w.in() || out.length < (long) batch * w.out()
