@@ -99,6 +99,53 @@ class LoraCommandsTest {
     }
 
     @Test
+    void loraTrain_lowersTheTextsLoss_theModelThenContinuesIt_andTheSameSeedWritesTheSameFile() throws Exception {
+        Path text = dir.resolve("story.txt");
+        java.nio.file.Files.writeString(text, "The purple robot danced with the old moon every night, and the stars sang along.");
+        Path a = dir.resolve("a.lora");
+        String[] train = {"lora", "train", "-m", STORIES, "--data", text.toString(), "--output", a.toString(), "--targets", "q,v,o,down",
+                "--rank", "8", "--alpha", "16", "--lr", "5e-3", "--max-steps", "120", "--seq-len", "64", "--val-split", "0", "--seed", "3"};
+        JunoCliTest.Run r = JunoCliTest.run(train);
+        assertEquals(0, r.code(), r.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("loss ([0-9.]+) -> ([0-9.]+)").matcher(r.out());
+        assertTrue(m.find(), r.out());
+        double before = Double.parseDouble(m.group(1));
+        double after = Double.parseDouble(m.group(2));
+        System.out.println("juno lora train on stories260K: " + r.out().trim());
+        assertTrue(after < 0.3 * before, "loss " + before + " -> " + after);
+        JunoCliTest.Run g = JunoCliTest.run("generate", "-m", STORIES, "--prompt", "The purple robot", "-n", "12", "--temperature", "0",
+                "--lora-play", a.toString());
+        assertEquals(0, g.code(), g.err());
+        assertTrue(g.out().startsWith(" danced with the old moon"), "continues the trained text: " + g.out());
+        Path b = dir.resolve("b.lora");
+        train[7] = b.toString();
+        assertEquals(0, JunoCliTest.run(train).code());
+        assertArrayEquals(java.nio.file.Files.readAllBytes(a), java.nio.file.Files.readAllBytes(b), "same seed, same adapter bit for bit");
+    }
+
+    @Test
+    void loraTrain_badData_isNamedByFileAndLine_beforeTraining() throws Exception {
+        Path empty = dir.resolve("empty.txt");
+        java.nio.file.Files.writeString(empty, "");
+        Path out = dir.resolve("x.lora");
+        JunoCliTest.Run r = JunoCliTest.run("lora", "train", "-m", STORIES, "--data", empty.toString(), "--output", out.toString());
+        assertNotEquals(0, r.code());
+        assertTrue(r.err().contains("no training text"), r.err());
+        Path jsonl = dir.resolve("d.jsonl");
+        java.nio.file.Files.writeString(jsonl, "{\"text\": \"Once upon a time\"}\n{\"txt\": \"no\"}\n");
+        r = JunoCliTest.run("lora", "train", "-m", STORIES, "--data", jsonl.toString(), "--output", out.toString());
+        assertNotEquals(0, r.code());
+        assertTrue(r.err().contains("d.jsonl:2") && r.err().contains("\"text\""), r.err());
+        java.nio.file.Files.writeString(jsonl, "{\"text\": \"Once upon a time\"}\n{not json\n");
+        r = JunoCliTest.run("lora", "train", "-m", STORIES, "--data", jsonl.toString(), "--output", out.toString());
+        assertTrue(r.err().contains("d.jsonl:2: not a JSON object"), r.err());
+        r = JunoCliTest.run("lora", "train", "-m", MODELS.resolve("testdata/tiny-random/tiny-qwen2-random-F16.gguf").toString(),
+                "--data", jsonl.toString().replace("d.jsonl", "empty.txt"), "--output", out.toString());
+        assertNotEquals(0, r.code());
+        assertTrue(!java.nio.file.Files.exists(out), "nothing written");
+    }
+
+    @Test
     void wrongBase_missingFile_andUnbuiltTraining_areClearErrors() throws Exception {
         Path lora = dir.resolve("other.lora");
         String other = MODELS.resolve("testdata/tiny-random/tiny-llama-random-F32.gguf").toString();
@@ -109,7 +156,7 @@ class LoraCommandsTest {
         r = JunoCliTest.run("generate", "-m", STORIES, "--prompt", "x", "--lora-play", dir.resolve("nope.lora").toString());
         assertNotEquals(0, r.code());
         assertTrue(r.err().contains("adapter file not found"), r.err());
-        r = JunoCliTest.run("lora", "train", "--model-path", STORIES);
+        r = JunoCliTest.run("lora", "--model-path", STORIES);
         assertEquals(1, r.code());
         assertTrue(r.err().contains("not implemented yet"), r.err());
         r = JunoCliTest.run("merge", "-m", STORIES, "--lora", lora.toString(), "--output", dir.resolve("m.gguf").toString());
