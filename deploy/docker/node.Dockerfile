@@ -19,6 +19,7 @@ COPY --chown=root:root node-service/target/quarkus-app/quarkus/ /opt/juno/node/q
 
 ENV QUARKUS_HTTP_PORT=19092 \
     QUARKUS_HTTP_HOST=0.0.0.0 \
+    JUNO_NODE_MODELS_DIR=/models \
     JUNO_NODE_ID=node \
     JAVA_OPTS=""
 USER juno

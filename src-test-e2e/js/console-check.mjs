@@ -1,8 +1,10 @@
 // Loads Juno's web console in headless Chromium, sends a message and waits for streamed text.
-// Usage: node console-check.mjs URL PROFILE_DIR. Prints "ok console: …" or "FAIL console: …"; exit 1 on failure.
+// Usage: node console-check.mjs URL PROFILE_DIR [API_KEY]: with a key, the console's prompt for it is answered with
+// it (once: a second prompt is a failure). Prints "ok console: …" or "FAIL console: …"; exit 1 on failure.
 import { chromium } from 'playwright-core';
 
-const [url, profile] = process.argv.slice(2);
+const [url, profile, apiKey] = process.argv.slice(2);
+let keyPrompts = 0;
 const origin = new URL(url).origin;
 const foreign = [];
 const pageErrors = [];
@@ -16,6 +18,10 @@ try {
   const page = context.pages()[0] || (await context.newPage());
   page.on('request', (r) => { if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) foreign.push(r.url()); });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('dialog', async (d) => {
+    keyPrompts++;
+    if (apiKey && keyPrompts === 1) await d.accept(apiKey); else await d.dismiss();
+  });
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('model').textContent.includes('context'), null, { timeout: 30_000 });
   // Every change of the answer bubble is recorded by a MutationObserver, together with whether the answer was still
@@ -43,6 +49,9 @@ try {
   const problems = [];
   if (!answer || answer.length === 0) problems.push('no answer');
   if (!/tokens\/s/.test(stats)) problems.push('no tokens/s in stats: ' + stats);
+  if (apiKey && keyPrompts !== 1) problems.push('asked for the API key ' + keyPrompts + ' times, not once');
+  if (!apiKey && keyPrompts !== 0) problems.push('asked for an API key on a server without keys');
+  if (apiKey && (await page.evaluate(() => localStorage.getItem('juno.apiKey'))) !== apiKey) problems.push('key not kept in localStorage');
   if (errors.length) problems.push('error bubble: ' + (await errors[0].textContent()));
   if (foreign.length) problems.push('requests outside the server: ' + foreign.join(', '));
   if (pageErrors.length) problems.push('page errors: ' + pageErrors.join(' | '));

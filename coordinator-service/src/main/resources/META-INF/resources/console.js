@@ -7,6 +7,22 @@
   let model = null;
   let history = [];
   let controller = null;
+  const KEY = 'juno.apiKey';
+
+  // With API keys on the server every /v1 call needs "Authorization: Bearer KEY": the console asks once, on the
+  // first 401, and keeps the key in this browser's localStorage (a wrong key is asked for again).
+  async function api(path, init) {
+    for (let attempt = 0; ; attempt++) {
+      const headers = Object.assign({}, (init && init.headers) || {});
+      const key = localStorage.getItem(KEY);
+      if (key) headers['Authorization'] = 'Bearer ' + key;
+      const r = await fetch(path, Object.assign({}, init, { headers }));
+      if (r.status !== 401 || attempt >= 2) return r;
+      const entered = window.prompt(key ? 'That API key was refused. API key:' : 'This server needs an API key:');
+      if (!entered) return r;
+      localStorage.setItem(KEY, entered.trim());
+    }
+  }
 
   function bubble(role, text) {
     const div = document.createElement('div');
@@ -19,7 +35,11 @@
 
   async function loadModel() {
     try {
-      const r = await fetch('/v1/models');
+      const r = await api('/v1/models');
+      if (r.status === 401) {
+        $('model').textContent = 'an API key is needed (reload to enter one)';
+        return;
+      }
       const body = await r.json();
       if (body.data && body.data.length > 0) {
         model = body.data[0].id;
@@ -64,7 +84,7 @@
     const started = performance.now();
     let first = 0, tokens = 0, answer = '';
     try {
-      const r = await fetch('/v1/chat/completions', {
+      const r = await api('/v1/chat/completions', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Accept': 'text/event-stream' },
         body: JSON.stringify({

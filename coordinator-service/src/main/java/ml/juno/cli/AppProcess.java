@@ -49,13 +49,35 @@ final class AppProcess {
 
     /** As {@link #runForeground(Path, Map)}, with extra JVM options for the child. */
     static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions) {
+        return runForeground(app, systemProperties, jvmOptions, Map.of(), () -> {});
+    }
+
+    /** As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys). */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment) {
+        return runForeground(app, systemProperties, jvmOptions, environment, () -> {});
+    }
+
+    /**
+     * As {@link #runForeground(Path, Map, List)}, with variables added to the child's environment (e.g. its API keys);
+     * {@code afterExit} runs once when the child has exited, whether it ended by itself or we are being stopped (Ctrl-C,
+     * SIGTERM: then from the shutdown hook, after the child is gone).
+     */
+    static int runForeground(Path app, Map<String, String> systemProperties, List<String> jvmOptions, Map<String, String> environment,
+                             Runnable afterExit) {
         ProcessBuilder pb = new ProcessBuilder(command(app, systemProperties, jvmOptions)).inheritIO();
+        pb.environment().putAll(environment);
         Process p;
         try {
             p = pb.start();
         } catch (IOException e) {
             throw new CliException("cannot start " + app + ": " + e.getMessage());
         }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable once = () -> {
+            if (done.compareAndSet(false, true)) {
+                afterExit.run();
+            }
+        };
         Thread killer = new Thread(() -> {
             p.destroy();
             try {
@@ -63,10 +85,13 @@ final class AppProcess {
             } catch (InterruptedException ignored) {
                 p.destroyForcibly();
             }
+            once.run();
         }, "juno-child-stopper");
         Runtime.getRuntime().addShutdownHook(killer);
         try {
-            return p.waitFor();
+            int rc = p.waitFor();
+            once.run();
+            return rc;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             p.destroy();

@@ -20,10 +20,10 @@ final class ClusterOptions {
     @Option(names = "--pType", defaultValue = "${env:PTYPE:-pipeline}", description = "pipeline or tensor (default: ${DEFAULT-VALUE}, env PTYPE).")
     String parallelism;
 
-    @Option(names = "--dtype", defaultValue = "${env:DTYPE:-FLOAT32}", description = "Activations on the wire: FLOAT32, FLOAT16 or INT8 (default: ${DEFAULT-VALUE}, env DTYPE).")
+    @Option(names = "--dtype", defaultValue = "${env:DTYPE:-FLOAT16}", description = "Activations on the wire: FLOAT16, INT8 or FLOAT32 (default: ${DEFAULT-VALUE}, env DTYPE).")
     String dtype;
 
-    @Option(names = "--byteOrder", defaultValue = "${env:BYTE_ORDER:-LITTLE_ENDIAN}", description = "LITTLE_ENDIAN or BIG_ENDIAN (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--byteOrder", defaultValue = "${env:BYTE_ORDER:-LITTLE_ENDIAN}", description = "LITTLE_ENDIAN (LE) or BIG_ENDIAN (BE) (default: ${DEFAULT-VALUE}, env BYTE_ORDER).")
     String byteOrder;
 
     @Option(names = "--step-timeout", defaultValue = "60s", description = "Deadline of one forward step over all nodes (default: ${DEFAULT-VALUE}).")
@@ -32,18 +32,29 @@ final class ClusterOptions {
     @Option(names = "--threads-per-node", defaultValue = "0", description = "Compute threads per node; 0 = all its cores (default).")
     int threadsPerNode;
 
+    /** {@code --byteOrder} spelled out: BE and LE (the old command line's short forms) as BIG_ENDIAN and LITTLE_ENDIAN. */
+    String byteOrder() {
+        String o = byteOrder.strip().toUpperCase(java.util.Locale.ROOT);
+        return switch (o) {
+            case "BE" -> "BIG_ENDIAN";
+            case "LE" -> "LITTLE_ENDIAN";
+            default -> o;
+        };
+    }
+
     /** The coordinator's {@code juno.cluster.*} properties for {@code nodes}; bad values are a clear error. */
     Map<String, String> properties(String nodes) {
         try {
             Parallelism p = Parallelism.parse(parallelism);
             ActivationDtype d = ActivationDtype.parse(dtype);
-            ProtoMapping.parseByteOrder(byteOrder);
+            String order = byteOrder();
+            ProtoMapping.parseByteOrder(order);
             if (threadsPerNode < 0) {
                 throw new IllegalArgumentException("--threads-per-node must be >= 0");
             }
             java.time.Duration.parse("PT" + stepTimeout.toUpperCase());
             Map<String, String> props = new java.util.LinkedHashMap<>(Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
-                    "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", byteOrder.toUpperCase(),
+                    "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", order,
                     "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode)));
             String play = lora.property();
             if (play != null) {

@@ -22,13 +22,19 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster = new ClusterOptions();
 
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
+    @Mixin
+    ApiAccessOptions access = new ApiAccessOptions();
+
     @Option(names = "--nodes", required = true, paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order.")
     String nodes;
 
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
     int apiPort;
 
-    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")
     String host;
 
     @Option(names = "--max-sequences", description = "Sequences decoded together at most (default: the engine's).")
@@ -37,7 +43,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Map<String, String> props = properties(); // bad options first, before looking for the app
-        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), props);
+        return AppProcess.runForeground(JunoHome.requireApp(JunoHome.detect().coordinatorApp()), props, java.util.List.of(), access.environment());
     }
 
     Map<String, String> properties() {
@@ -60,6 +66,8 @@ final class CoordinatorCommand implements Callable<Integer> {
             props.put("juno.max-sequences", maxSequences.toString());
         }
         props.putAll(cluster.properties(nodes));
+        props.putAll(generation.properties());
+        props.putAll(access.properties());
         return props;
     }
 }

@@ -1,10 +1,8 @@
 package ml.juno.cli;
 
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.concurrent.Callable;
 import ml.juno.engine.EngineInfo;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -35,8 +33,12 @@ import picocli.CommandLine.Spec;
                 MetricsCommand.class,
                 CommandLine.HelpCommand.class,
         },
-        footer = {"", "With no command, juno serves the bundled model (models/stories260K.gguf) like 'juno cluster' (3 local",
-                "node processes, pipeline): API and web console on http://localhost:8080/. Run 'juno COMMAND --help' for a command's options."})
+        footer = {"",
+                "With no command, juno serves the bundled model (models/stories260K.gguf) as%n"
+                + "'juno cluster' does: 3 local node processes, pipeline; API and web console on%n"
+                + "http://localhost:8080/. Options without a command are 'juno cluster' options,%n"
+                + "as in the old command line: juno --model-path M --pType tensor --dtype INT8.%n"
+                + "Run 'juno COMMAND --help' for a command's options."})
 public final class Juno implements Callable<Integer> {
 
     @Spec
@@ -65,29 +67,29 @@ public final class Juno implements Callable<Integer> {
             }
             throw ex;
         });
+        if (servesWithClusterOptions(args)) {
+            // the old command line: './juno' and './juno --model-path M --pType tensor …' are 'juno cluster' with a banner
+            ((ClusterCommand) cli.getSubcommands().get("cluster").getCommand()).banner = true;
+            String[] cluster = new String[args.length + 1];
+            cluster[0] = "cluster";
+            System.arraycopy(args, 0, cluster, 1, args.length);
+            return cli.execute(cluster);
+        }
         return cli.execute(args);
     }
 
-    /** No command: serve the bundled model, as {@code juno cluster} with its defaults (3 local nodes, pipeline). */
+    /** No arguments, or options first (other than help and version): the top level takes {@code juno cluster}'s options. */
+    static boolean servesWithClusterOptions(String[] args) {
+        return args.length == 0 || args[0].startsWith("-") && !TOP_LEVEL_OPTIONS.contains(args[0]);
+    }
+
+    private static final java.util.Set<String> TOP_LEVEL_OPTIONS = java.util.Set.of("-h", "--help", "-V", "--version");
+
+    /** Unreachable from {@link #execute} (no command means {@code juno cluster}); kept for picocli, which needs a callable. */
     @Override
-    public Integer call() throws java.io.IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        JunoHome home = JunoHome.detect();
-        Path model = home.bundledModel();
-        if (!Files.isRegularFile(model)) {
-            throw new CliException("bundled model missing: " + model + "; run 'juno local --model-path FILE' or 'juno --help'");
-        }
-        ClusterCommand cluster = new ClusterCommand();
-        CommandLine cl = new CommandLine(cluster);
-        cl.setOut(out);
-        cl.setErr(spec.commandLine().getErr());
-        cl.parseArgs();
-        out.println("Juno " + EngineInfo.VERSION + " (" + EngineInfo.cpuBackendName() + ", Java " + Runtime.version() + ")");
-        out.println("Serving " + home.root().relativize(model) + " on http://localhost:" + cluster.apiPort
-                + "/ from " + cluster.nodes + " local node processes (" + cluster.cluster.parallelism
-                + "; OpenAI API under /v1; 'juno --help' lists every command)");
-        out.flush();
-        return cluster.call();
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return 0;
     }
 
     /** Reports the engine version. */

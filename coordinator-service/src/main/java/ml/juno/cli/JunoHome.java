@@ -19,6 +19,12 @@ public record JunoHome(Path root) {
         return root.resolve("models").resolve("stories260K.gguf");
     }
 
+    /** {@code file} as a user would name it: relative to this home when inside it, else absolute. */
+    public String display(Path file) {
+        Path f = file.toAbsolutePath().normalize();
+        return f.startsWith(root) ? root.relativize(f).toString() : f.toString();
+    }
+
     /** The packaged node app ({@code quarkus-run.jar}). */
     public Path nodeApp() {
         return root.resolve("node-service/target/quarkus-app/quarkus-run.jar");

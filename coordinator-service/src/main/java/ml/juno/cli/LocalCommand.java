@@ -23,7 +23,7 @@ final class LocalCommand implements Callable<Integer> {
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT).")
     int apiPort;
 
-    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")
     String host;
 
     @Option(names = {"--threads", "-t"}, defaultValue = "0", description = "CPU threads for the engine; 0 = all cores (default).")
@@ -41,6 +41,13 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     BackendOption backend = new BackendOption();
 
+    @Option(names = "--dtype", paramLabel = "DTYPE",
+            description = "Accepted for the old command line: activations on the wire between nodes (FLOAT16, INT8, FLOAT32); one process has no wire, so it changes nothing here.")
+    String dtype;
+
+    @Mixin
+    ApiAccessOptions access = new ApiAccessOptions();
+
     @Mixin
     LoraPlayOption lora = new LoraPlayOption();
 
@@ -50,15 +57,20 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     JfrOptions jfr = new JfrOptions();
 
+    @Mixin
+    GenerationDefaults generation = new GenerationDefaults();
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
+        jfr.model(model.resolve());
         List<String> jvmOptions = jvmOptions();
         Path app = JunoHome.requireApp(JunoHome.detect().coordinatorApp());
         if (jfr.enabled()) {
             System.err.println("juno: recording JFR (" + jfr.duration + ") to " + jfr.file("local"));
         }
-        return AppProcess.runForeground(app, props, jvmOptions);
+        return AppProcess.runForeground(app, props, jvmOptions, access.environment(),
+                () -> jfr.printSummary(new java.io.PrintWriter(System.out, true)));
     }
 
     /** Extra options of the coordinator's JVM: the JFR recording with {@code --jfr}. */
@@ -68,6 +80,14 @@ final class LocalCommand implements Callable<Integer> {
 
     /** The system properties the coordinator app is started with. */
     Map<String, String> properties() {
+        if (dtype != null) {
+            try {
+                ml.juno.model.wire.ActivationDtype.parse(dtype);
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage());
+            }
+        }
+        Map<String, String> generationProps = generation.properties();
         Path modelPath = model.resolve();
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
@@ -82,6 +102,8 @@ final class LocalCommand implements Callable<Integer> {
         props.put("juno.threads", Integer.toString(threads));
         props.put("juno.context-length", Integer.toString(contextLength));
         props.putAll(backend.properties());
+        props.putAll(generationProps);
+        props.putAll(access.properties());
         String play = lora.property();
         if (play != null) {
             props.put("juno.lora-play", play);

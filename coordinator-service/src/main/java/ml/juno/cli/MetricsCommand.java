@@ -21,8 +21,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code juno metrics}: sums up JFR recordings of a run (one per JVM) into throughput and latency figures. */
 @Command(name = "metrics", mixinStandardHelpOptions = true,
-        description = {"Summarise JFR recordings (from 'juno local --jfr DURATION'): tokens/s, time to first token,",
-                "p50/p95/p99 step latency, forward passes per shard, prefix-cache hits. Several files are one run."})
+        description = {"Summarise JFR recordings (from --jfr DURATION): tokens/s, time to first token, step latency.",
+                "Also p50/p95/p99 step latency, forward passes per shard and prefix-cache hits. Several files are one run."})
 final class MetricsCommand implements Callable<Integer> {
 
     @Spec
@@ -59,7 +59,7 @@ final class MetricsCommand implements Callable<Integer> {
                 .enable(SerializationFeature.INDENT_OUTPUT);
     }
 
-    private static void print(RecordingSummary s, PrintWriter out) {
+    static void print(RecordingSummary s, PrintWriter out) {
         out.println("recordings: " + String.join(", ", s.files()));
         out.printf(Locale.ROOT, "requests: %d   tokens: %d   busy %.2f s   span %.2f s%n", s.requests(), s.tokens(),
                 s.busySeconds(), s.spanSeconds());

@@ -14,6 +14,9 @@ final class ModelOption {
     /** The chosen model, or the bundled one; a missing file is a clear error. */
     Path resolve() {
         Path p = modelPath != null ? modelPath : JunoHome.detect().bundledModel();
+        if (modelPath == null && !Files.isRegularFile(p)) {
+            throw new CliException("bundled model missing: " + p + "; run 'juno local --model-path FILE' or 'juno --help'");
+        }
         if (!Files.isRegularFile(p)) {
             throw new CliException("model file not found: " + p);
         }

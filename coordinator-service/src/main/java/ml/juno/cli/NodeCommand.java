@@ -21,6 +21,11 @@ final class NodeCommand implements Callable<Integer> {
     @Option(names = "--host", defaultValue = "${env:JUNO_NODE_HOST:-0.0.0.0}", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
     String host;
 
+    @Option(names = "--models-dir", defaultValue = "${env:JUNO_MODELS_DIR}", paramLabel = "DIR",
+            description = "The folder this node opens model files from; LoadShard for a path outside it is refused "
+                    + "(default: env JUNO_MODELS_DIR, else the models/ folder of this installation).")
+    java.nio.file.Path modelsDir;
+
     @Mixin
     BackendOption backend = new BackendOption();
 
@@ -39,6 +44,11 @@ final class NodeCommand implements Callable<Integer> {
         props.put("quarkus.http.port", Integer.toString(port));
         props.put("quarkus.http.host", host);
         props.put("juno.node.id", nodeId);
+        java.nio.file.Path dir = modelsDir != null ? modelsDir : JunoHome.detect().root().resolve("models");
+        if (modelsDir != null && !java.nio.file.Files.isDirectory(dir)) {
+            throw new CliException("--models-dir " + dir + " is not a directory");
+        }
+        props.put("juno.node.models-dir", dir.toAbsolutePath().toString());
         props.putAll(backend.properties());
         return props;
     }

@@ -55,8 +55,12 @@ final class TestCommand implements Callable<Integer> {
     @Option(names = "--start-timeout", defaultValue = "180", description = "Seconds a cluster may take to become ready (default: ${DEFAULT-VALUE}).")
     int startTimeout;
 
-    @Option(names = "--log-dir", defaultValue = "juno-logs/test", description = "Logs of every started process (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--log-dir", defaultValue = "juno-logs",
+            description = "Folder of the run logs: this run's go in a test-<time> folder there, linked as 'latest' (default: ${DEFAULT-VALUE}).")
     Path logDir;
+
+    @Mixin
+    JfrOptions jfr = new JfrOptions();
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final List<String> failures = new ArrayList<>();
@@ -75,7 +79,10 @@ final class TestCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         Path modelPath = model.resolve().toAbsolutePath();
         backend.args(); // a bad JUNO_BACKEND is an error before any cluster starts
-        Files.createDirectories(logDir);
+        if (jfr.enabled() && !jfr.duration.matches("[1-9][0-9]*(s|m|h|d)")) { // before any cluster starts
+            throw new CliException("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '" + jfr.duration + "'");
+        }
+        logDir = RunLogs.create(logDir, "test");
         for (String p : parallelisms) {
             String reference;
             try (Cluster c = Cluster.start(this, modelPath, p, "FLOAT32")) {
@@ -88,6 +95,17 @@ final class TestCommand implements Callable<Integer> {
             }
         }
         out.println(failures.isEmpty() ? "juno test: all checks passed" : "juno test: " + failures.size() + " check(s) failed: " + failures);
+        if (jfr.enabled()) {
+            try (var walk = Files.walk(logDir)) {
+                List<Path> recordings = walk.filter(f -> f.toString().endsWith(".jfr") && Files.isRegularFile(f)).sorted().toList();
+                if (recordings.isEmpty()) {
+                    out.println("juno: no JFR recording was written");
+                } else {
+                    out.println("JFR summary of every cluster (as 'juno metrics'):");
+                    MetricsCommand.print(ml.juno.coordinator.jfr.RecordingSummarizer.summarize(recordings), out);
+                }
+            }
+        }
         out.flush();
         return failures.isEmpty() ? 0 : 1;
     }
@@ -179,8 +197,15 @@ final class TestCommand implements Callable<Integer> {
         }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Juno.class.getName(), "cluster",
                 "--model-path", model.toString(), "--nodes", Integer.toString(nodes), "--pType", parallelism,
-                "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString()));
+                "--dtype", dtype, "--api-port", Integer.toString(port), "--host", "127.0.0.1", "--log-dir", logs.toString(),
+                "--log-dir-is-run"));
         cmd.addAll(backend.args());
+        if (jfr.enabled()) { // each cluster records into its log folder and prints its summary into cluster.log; we print them all
+            cmd.addAll(List.of("--jfr", jfr.duration, "--jfr-dir", logs.toString()));
+            if (jfr.matMul) {
+                cmd.add("--jfr-matmul");
+            }
+        }
         return cmd;
     }
 

@@ -125,13 +125,13 @@ class BackendOptionTest {
     void cluster_passesTheChoiceToEveryNodeJvm() {
         ClusterCommand c = new ClusterCommand();
         new CommandLine(c).parseArgs("-m", MODEL, "--backend", "java");
-        Map<String, String> p = ClusterCommand.nodeProperties(2, 19500, c.backend.properties());
+        Map<String, String> p = ClusterCommand.nodeProperties(2, 19500, c.backend.properties(), java.nio.file.Path.of("/m"));
         assertEquals("java", p.get("juno.backend"));
         assertEquals("node-2", p.get("juno.node.id"));
         assertEquals("19500", p.get("quarkus.http.port"));
         ClusterCommand unset = new ClusterCommand();
         new CommandLine(unset).parseArgs("-m", MODEL);
-        assertFalse(ClusterCommand.nodeProperties(0, 19500, unset.backend.properties()).containsKey("juno.backend"));
+        assertFalse(ClusterCommand.nodeProperties(0, 19500, unset.backend.properties(), java.nio.file.Path.of("/m")).containsKey("juno.backend"));
     }
 
     @Test

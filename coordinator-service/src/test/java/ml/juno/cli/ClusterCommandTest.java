@@ -32,6 +32,14 @@ class ClusterCommandTest {
         assertEquals("BIG_ENDIAN", p.get("juno.cluster.byte-order"));
         assertEquals("8181", p.get("quarkus.http.port"));
         assertTrue(p.get("juno.model-path").endsWith("stories260K.gguf"));
+        assertEquals(System.getenv().getOrDefault("JUNO_HOST", "127.0.0.1"), p.get("quarkus.http.host"), "loopback by default");
+    }
+
+    @Test
+    void clusterNodes_listenOnLoopbackOnly() {
+        Map<String, String> p = ClusterCommand.nodeProperties(0, 19999, Map.of(), java.nio.file.Path.of("/srv/models"));
+        assertEquals("127.0.0.1", p.get("quarkus.http.host"));
+        assertEquals("/srv/models", p.get("juno.node.models-dir"), "nodes open models only from the model's folder");
     }
 
     @Test
@@ -52,5 +60,44 @@ class ClusterCommandTest {
         String[] r = run("cluster", "--nodes", "0");
         assertEquals("1", r[0]);
         assertEquals("juno: --nodes must be in 1..64, got 0", r[2].strip());
+    }
+
+    @Test
+    void theOldCommandLinesSpellings_andDefaults() {
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        CoordinatorCommand c = new CoordinatorCommand();
+        new CommandLine(c).parseArgs("-m", model, "--nodes", "a:1", "--byteOrder", "BE", "--max-tokens", "512", "--temperature", "0.3",
+                "--top-k", "40", "--top-p", "0.95");
+        Map<String, String> p = c.properties();
+        assertEquals("BIG_ENDIAN", p.get("juno.cluster.byte-order"));
+        assertEquals("FLOAT16", p.get("juno.cluster.dtype"), "FLOAT16 activations by default, as the old product");
+        assertEquals("512", p.get("juno.defaults.max-tokens"));
+        assertEquals("0.3", p.get("juno.defaults.temperature"));
+        assertEquals("40", p.get("juno.defaults.top-k"));
+        assertEquals("0.95", p.get("juno.defaults.top-p"));
+
+        CoordinatorCommand le = new CoordinatorCommand();
+        new CommandLine(le).parseArgs("-m", model, "--nodes", "a:1", "--byteOrder", "le");
+        assertEquals("LITTLE_ENDIAN", le.properties().get("juno.cluster.byte-order"));
+        assertEquals(null, le.properties().get("juno.defaults.max-tokens"), "no flag, no default: the request's own or OpenAI's");
+
+        String[] r = run("coordinator", "-m", model, "--nodes", "a:1", "--temperature", "3");
+        assertEquals("1", r[0]);
+        assertEquals("juno: --temperature must be in 0..2, got 3.0", r[2].strip());
+        r = run("coordinator", "-m", model, "--nodes", "a:1", "--byteOrder", "middle");
+        assertEquals("1", r[0]);
+    }
+
+    @Test
+    void local_takesTheGenerationDefaults_andTheWireDtype() {
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        LocalCommand l = new LocalCommand();
+        new CommandLine(l).parseArgs("-m", model, "--max-tokens", "64", "--temperature", "0", "--dtype", "FLOAT16");
+        Map<String, String> p = l.properties();
+        assertEquals("64", p.get("juno.defaults.max-tokens"));
+        assertEquals("0.0", p.get("juno.defaults.temperature"));
+        LocalCommand bad = new LocalCommand();
+        new CommandLine(bad).parseArgs("-m", model, "--dtype", "FLOAT8");
+        assertThrows(CliException.class, bad::properties, "a bad --dtype is still an error on local");
     }
 }

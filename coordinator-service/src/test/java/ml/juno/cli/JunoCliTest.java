@@ -77,4 +77,51 @@ class JunoCliTest {
             }
         }
     }
+
+    @Test
+    void optionsWithoutACommand_areClusterOptions_andTheBannerNamesTheModelServed(@TempDir Path home) throws Exception {
+        String before = System.getProperty("juno.home");
+        System.setProperty("juno.home", home.toString()); // nothing built there: the command stops after its banner
+        try {
+            Path other = Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toAbsolutePath();
+            Run r = run("--model-path", other.toString(), "--pType", "tensor", "--nodes", "2", "--dtype", "INT8", "--byteOrder", "BE",
+                    "--max-tokens", "512", "--temperature", "0.3", "--api-port", "18080");
+            assertEquals(1, r.code(), r.err());
+            assertTrue(r.out().contains("Serving " + other + " on http://localhost:18080/ from 2 local node processes (tensor"), r.out());
+            assertTrue(r.err().contains("not built: "), r.err());
+
+            Run bad = run("--pType", "tensor", "--no-such-flag");
+            assertEquals(2, bad.code());
+            assertTrue(bad.err().contains("--no-such-flag") && bad.err().contains("Usage: juno cluster"), bad.err());
+
+            Run badValue = run("--temperature", "9");
+            assertEquals(1, badValue.code());
+            assertEquals("juno: --temperature must be in 0..2, got 9.0", badValue.err().strip());
+            assertEquals(0, run("--version").code(), "help and version stay top-level");
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.home");
+            } else {
+                System.setProperty("juno.home", before);
+            }
+        }
+    }
+
+    @Test
+    void help_hasNoCutOffOrOverlongLines_inAnyCommand() {
+        List<String> commands = new java.util.ArrayList<>(List.of(""));
+        commands.addAll(new picocli.CommandLine(new Juno()).getSubcommands().keySet());
+        for (String cmd : commands) {
+            Run r = cmd.isEmpty() ? run("--help") : run(cmd, "--help");
+            for (String line : (r.out() + r.err()).lines().toList()) {
+                assertTrue(line.length() <= 80, "'juno " + cmd + " --help' has a line of " + line.length() + " columns: " + line);
+            }
+        }
+        // the command list shows each command's first description line: it must be a whole sentence
+        String[] list = run("--help").out().split("Commands:\n")[1].split("\n\n")[0].split("\n(?=  \\S)");
+        for (String entry : list) {
+            String text = entry.strip().replaceAll("\\s+", " ");
+            assertTrue(text.endsWith(".") || text.endsWith(")"), "a cut-off summary in the command list: " + text);
+        }
+    }
 }

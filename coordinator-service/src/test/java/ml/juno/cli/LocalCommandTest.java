@@ -36,11 +36,33 @@ class LocalCommandTest {
     }
 
     @Test
-    void defaults_port8080_allInterfaces_engineDefaults() {
+    void defaults_port8080_loopbackOnly_engineDefaults() {
         Map<String, String> p = parse("--model-path", MODEL).properties();
         assertEquals(System.getenv().getOrDefault("JUNO_API_PORT", "8080"), p.get("quarkus.http.port"));
+        assertEquals(System.getenv().getOrDefault("JUNO_HOST", "127.0.0.1"), p.get("quarkus.http.host"));
+        assertFalse(p.containsKey("juno.api.key-file"), "no keys unless asked");
         assertEquals("0", p.get("juno.threads"));
         assertFalse(p.containsKey("juno.max-sequences"), "left to the engine's defaults");
+    }
+
+    @Test
+    void apiKeys_goToTheChildsEnvironment_neverItsCommandLine(@TempDir Path dir) throws Exception {
+        Path keys = java.nio.file.Files.writeString(dir.resolve("keys"), "alice:sk-alice-0123456789\n");
+        LocalCommand c = parse("--model-path", MODEL, "--api-key-file", keys.toString(), "--api-key", "ci:sk-ci-0123456789",
+                "--rate-limit", "60rpm,200000tpm", "--metrics-public");
+        Map<String, String> p = c.properties();
+        assertEquals(keys.toAbsolutePath().toString(), p.get("juno.api.key-file"));
+        assertEquals("60rpm,200000tpm", p.get("juno.api.rate-limit"));
+        assertEquals("true", p.get("juno.api.metrics-public"));
+        assertTrue(c.access.environment().get("JUNO_API_KEYS").endsWith("ci:sk-ci-0123456789"));
+        List<String> cmd = AppProcess.command(Path.of("app.jar"), p, List.of());
+        assertFalse(String.join(" ", cmd).contains("sk-ci"), "the key is not on the command line: " + cmd);
+        assertEquals("--rate-limit '5rps': '5rps' is not Nrpm or Ntpm (each at most once), e.g. 60rpm,200000tpm",
+                assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--rate-limit", "5rps").properties()).getMessage());
+        assertTrue(assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--api-key", "short").properties())
+                .getMessage().contains("shorter than 8"));
+        assertTrue(assertThrows(CliException.class, () -> parse("--model-path", MODEL, "--api-key-file", dir.resolve("none").toString())
+                .properties()).getMessage().contains("is not a readable file"));
     }
 
     @Test
@@ -55,12 +77,13 @@ class LocalCommandTest {
     void jfr_addsOneRecordingToTheChildJvm(@TempDir Path dir) {
         assertEquals(List.of(), parse("--model-path", MODEL).jvmOptions(), "no recording unless asked");
         LocalCommand c = parse("--model-path", MODEL, "--jfr", "5m", "--jfr-dir", dir.toString());
+        c.jfr.model(Path.of(MODEL));
         List<String> opts = c.jvmOptions();
         assertEquals(1, opts.size());
         String o = opts.get(0);
         assertTrue(o.startsWith("-XX:StartFlightRecording="), o);
         assertTrue(o.contains("duration=5m") && o.contains("dumponexit=true") && o.contains("settings=default"), o);
-        assertTrue(o.contains("filename=" + dir.toAbsolutePath().normalize().resolve("juno-local-")), o);
+        assertTrue(o.contains("filename=" + dir.toAbsolutePath().normalize().resolve("juno-stories260K-")), o);
         assertFalse(o.contains("juno.MatMul"), o);
         assertTrue(parse("--model-path", MODEL, "--jfr", "30s", "--jfr-matmul").jvmOptions().get(0)
                 .endsWith(",+juno.MatMul#enabled=true"));

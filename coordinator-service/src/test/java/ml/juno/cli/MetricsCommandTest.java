@@ -65,4 +65,33 @@ class MetricsCommandTest {
         JunoCliTest.Run none = JunoCliTest.run("metrics");
         assertEquals(2, none.code(), "a FILE is required");
     }
+
+    @Test
+    void serverRecordings_areNamedAfterTheModel_andSummarisedWhenTheServerStops() throws Exception {
+        JfrOptions jfr = new JfrOptions();
+        new picocli.CommandLine(jfr).parseArgs("--jfr", "5m", "--jfr-dir", tmp.toString());
+        jfr.model(Path.of(LocalCommandTest.MODEL));
+        java.io.StringWriter none = new java.io.StringWriter();
+        jfr.printSummary(new java.io.PrintWriter(none, true));
+        Path local = jfr.file("local");
+        assertTrue(local.getFileName().toString().matches("juno-stories260K-\\d{8}-\\d{6}\\.jfr"), local.toString());
+        assertTrue(jfr.file("node-2").getFileName().toString().matches("juno-node-2-stories260K-\\d{8}-\\d{6}\\.jfr"));
+        assertEquals(local, jfr.file("coordinator"), "the coordinator's recording is named as local's");
+        java.io.StringWriter nothing = new java.io.StringWriter();
+        jfr.printSummary(new java.io.PrintWriter(nothing, true));
+        assertEquals("juno: no JFR recording was written", nothing.toString().strip());
+
+        try (Recording recording = new Recording(Configuration.getConfiguration("default"))) {
+            recording.start();
+            JunoCliTest.Run gen = JunoCliTest.run("generate", "-m", LocalCommandTest.MODEL, "--prompt", "Once upon a time",
+                    "-n", "8", "--temperature", "0", "--ignore-eos", "-t", "1", "--json");
+            assertEquals(0, gen.code(), gen.err());
+            recording.stop();
+            recording.dump(local);
+        }
+        java.io.StringWriter out = new java.io.StringWriter();
+        jfr.printSummary(new java.io.PrintWriter(out, true));
+        assertTrue(out.toString().startsWith("JFR summary (as 'juno metrics " + local + "'):"), out.toString());
+        assertTrue(out.toString().contains("requests: 1   tokens: 8"), out.toString());
+    }
 }

@@ -24,7 +24,6 @@ import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -91,18 +90,21 @@ class NodeServiceTest {
 
     @Test
     @Order(4)
-    void shardThatCannotLoad_isReportedFailedWithTheReason() {
+    void shardThatCannotLoad_isReportedFailedWithTheReason_aPathOutsideTheModelsDirIsRefusedFirst() {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
                 () -> node.loadShard(load(0, 5).setModelPath("/no/such/model.gguf").build()).await().atMost(WAIT));
-        assertTrue(e.getStatus().getDescription().contains("/no/such/model.gguf"), e.getStatus().toString());
-        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
-        assertEquals(ShardState.SHARD_STATE_FAILED, s.getState());
-        assertTrue(s.getMessage().contains("/no/such/model.gguf"), s.getMessage());
-        given().when().get("/q/health/ready").then().statusCode(503);
+        assertEquals("model path '/no/such/model.gguf' is not a readable model file inside this node's models directory",
+                e.getStatus().getDescription());
+        assertEquals(ShardState.SHARD_STATE_EMPTY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState(),
+                "refused before the shard is touched");
 
         StatusRuntimeException beyond = assertThrows(StatusRuntimeException.class,
                 () -> node.loadShard(load(3, 9).build()).await().atMost(WAIT));
         assertTrue(beyond.getStatus().getDescription().contains("layers"), beyond.getStatus().toString());
+        NodeStatus s = node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT);
+        assertEquals(ShardState.SHARD_STATE_FAILED, s.getState());
+        assertTrue(s.getMessage().contains("layers"), s.getMessage());
+        given().when().get("/q/health/ready").then().statusCode(503);
     }
 
     @Test
@@ -135,6 +137,29 @@ class NodeServiceTest {
 
     @Test
     @Order(6)
+    void bogusLoadShards_fromAStranger_leaveTheServingShardAlone_andTellNothingAboutOtherPaths() {
+        StepOutput before = step(batch(0, false));
+        assertEquals("", before.getError());
+        String exists = "/etc/passwd";
+        String missing = "/etc/no-such-file-" + System.nanoTime();
+        String escape = MODEL.getParent().resolve("../../../../../../../etc/passwd").toString();
+        for (String path : List.of(exists, missing, escape, "../pom.xml", MODEL.getParent().toString(), "", "stories260K.gguf\0x")) {
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                    () -> node.loadShard(load(0, 5).setModelPath(path).build()).await().atMost(WAIT), path);
+            assertEquals(io.grpc.Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), path);
+            String msg = e.getStatus().getDescription();
+            assertEquals("is not a readable model file inside this node's models directory", msg.substring(msg.indexOf("' ") + 2), path + ": " + msg);
+        }
+        assertEquals(ShardState.SHARD_STATE_READY, node.getStatus(StatusRequest.getDefaultInstance()).await().atMost(WAIT).getState());
+        StepOutput after = step(batch(0, false));
+        assertEquals("", after.getError());
+        assertEquals(before.getLogits(), after.getLogits(), "the shard kept serving, unchanged");
+        // a relative path inside the models directory is fine
+        assertTrue(node.loadShard(load(0, 5).setModelPath("stories260K.gguf").build()).await().atMost(WAIT).getProducesLogits());
+    }
+
+    @Test
+    @Order(7)
     void firstStage_returnsHiddenStatesInTheChosenDtypeAndOrder() throws Exception {
         ShardInfo info = node.loadShard(load(0, 2).setActivationDtype(ProtoMapping.toProto(ActivationDtype.FLOAT16))
                 .setByteOrder(ProtoMapping.toProto(ByteOrder.BIG_ENDIAN)).build()).await().atMost(WAIT);
@@ -155,7 +180,7 @@ class NodeServiceTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void release_dropsTheSlotsBlockTables_soTheirPositionsAreNoLongerCovered() {
         node.loadShard(load(0, 5).build()).await().atMost(WAIT);
         assertEquals("", step(batch(0, true)).getError());
@@ -167,7 +192,9 @@ class NodeServiceTest {
     @Test
     @Order(8)
     void shardPlayingALoraAdapter_returnsTheAdaptedLogits_andAMissingAdapterFailsTheLoad() throws Exception {
-        Path file = java.nio.file.Files.createTempFile("node-test", ".lora");
+        // adapters are opened under the node's models directory only, like the model
+        Path file = java.nio.file.Files.createTempFile(MODEL.getParent(), ".node-test-", ".lora");
+        Path outside = java.nio.file.Files.createTempFile("node-test-outside", ".lora");
         try {
             ml.juno.engine.lora.LoraAdapter a;
             try (GgufFile f = GgufFile.open(MODEL)) {
@@ -191,6 +218,11 @@ class NodeServiceTest {
                         2, 2f, false, java.util.Map.of()), pairs);
             }
             ml.juno.engine.lora.LoraFile.write(file, a);
+            ml.juno.engine.lora.LoraFile.write(outside, a);
+            StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> node.loadShard(load(0, 5)
+                    .addLoraPlay(ml.juno.node.v1.LoraPlay.newBuilder().setPath(outside.toString()).setScale(1f)).build())
+                    .await().atMost(WAIT));
+            assertTrue(refused.getStatus().getDescription().contains("models directory"), refused.getStatus().toString());
             ShardInfo info = node.loadShard(load(0, 5).addLoraPlay(ml.juno.node.v1.LoraPlay.newBuilder()
                     .setPath(file.toString()).setScale(1.5f)).build()).await().atMost(WAIT);
             StepOutput o = step(batch(0, false));
@@ -203,9 +235,9 @@ class NodeServiceTest {
                  InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
                 ml.juno.engine.lora.LoraPlan.apply(m, List.of(new ml.juno.engine.lora.LoraPlan.Played(a, 1.5f, 0)));
                 s.setBlockTable(0, new int[] {0, 1}, 2);
-                ForwardBatch b = new ForwardBatch(16);
+                var b = new ml.juno.engine.step.StepBatch.Builder(16);
                 b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-                want = s.forward(b).copyRow(0);
+                want = s.forward(b.build()).copyRow(0);
             }
             assertArrayEquals(want, got);
             assertFalse(java.util.Arrays.equals(reference(new ShardSpec(0, 5, 0, 1)), got), "the adapter changes the logits");
@@ -216,6 +248,7 @@ class NodeServiceTest {
             assertTrue(e.getStatus().getDescription().contains("/no/such/adapter.lora"), e.getStatus().toString());
         } finally {
             java.nio.file.Files.deleteIfExists(file);
+            java.nio.file.Files.deleteIfExists(outside);
         }
     }
 
@@ -250,9 +283,9 @@ class NodeServiceTest {
              Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
-            ForwardBatch b = new ForwardBatch(16);
+            var b = new ml.juno.engine.step.StepBatch.Builder(16);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-            return s.forward(b).copyRow(0);
+            return s.forward(b.build()).copyRow(0);
         }
     }
 
@@ -261,9 +294,9 @@ class NodeServiceTest {
              Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), spec, Backends::select);
              InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
             s.setBlockTable(0, new int[] {0, 1}, 2);
-            ForwardBatch b = new ForwardBatch(16);
+            var b = new ml.juno.engine.step.StepBatch.Builder(16);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, false);
-            assertNull(s.forward(b));
+            assertNull(s.forward(b.build()));
             return java.util.Arrays.copyOf(s.hiddenStates(), PROMPT.length * dim);
         }
     }

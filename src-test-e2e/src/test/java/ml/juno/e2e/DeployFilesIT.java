@@ -100,6 +100,51 @@ class DeployFilesIT {
         assertEquals(0, syntax.exitCode(), syntax.describe());
     }
 
+    // ---- Windows launcher ---------------------------------------------------------------------------------------
+
+    @Test
+    void windowsLauncher_runsTheSameMainClass_withTheSameJvmFlags_asTheShellLauncher() throws Exception {
+        String sh = Files.readString(ROOT.resolve("juno")).replace("\\\n", " ");
+        String bat = Files.readString(ROOT.resolve("juno.bat"));
+        assertFalse(bat.replace("\r\n", "").contains("\n"), "juno.bat keeps CRLF line ends (cmd.exe misreads LF-only labels)");
+        String shJava = line(sh, "exec \"$JAVA_HOME/bin/java\"");
+        String batJava = line(bat, "\"%JAVA_HOME%\\bin\\java\"");
+        assertEquals(jvmFlags(shJava), jvmFlags(batJava), "the JVM flags of ./juno and juno.bat");
+        assertTrue(jvmFlags(shJava).contains("--add-modules=jdk.incubator.vector"), shJava);
+        for (String java : List.of(shJava, batJava)) {
+            assertTrue(java.contains(" ml.juno.cli.Juno "), "main class in: " + java);
+            assertTrue(java.contains("JUNO_JAVA_OPTS"), "extra JVM flags from JUNO_JAVA_OPTS in: " + java);
+            assertTrue(java.contains("-Djuno.home="), java);
+        }
+        assertTrue(shJava.contains("$COORD/app/*:$COORD/lib/main/*"), shJava);
+        assertTrue(batJava.contains("%COORD%\\app\\*;%COORD%\\lib\\main\\*"), batJava);
+        for (String both : List.of("JUNO_REBUILD", "-B -q -DskipTests package", "quarkus-run.jar", "Java 25 is required")) {
+            assertTrue(sh.contains(both) && bat.contains(both), both + " in both launchers");
+        }
+        assertTrue(bat.contains("mvnw.cmd"), "juno.bat builds with the Windows Maven Wrapper");
+    }
+
+    /** The one line of {@code text} that starts with {@code start} (after indentation). */
+    private static String line(String text, String start) {
+        List<String> hits = text.lines().map(String::strip).filter(l -> l.startsWith(start)).toList();
+        assertEquals(1, hits.size(), "one line starting with " + start + ": " + hits);
+        return hits.get(0);
+    }
+
+    /** The fixed JVM flags of a java command line: the tokens starting with "-" before the class path. */
+    private static List<String> jvmFlags(String javaLine) {
+        List<String> flags = new ArrayList<>();
+        for (String token : javaLine.split("\\s+")) {
+            if (token.equals("-cp")) {
+                break;
+            }
+            if (token.startsWith("-") && !token.startsWith("-Djuno.home")) {
+                flags.add(token);
+            }
+        }
+        return flags;
+    }
+
     // ---- systemd ----------------------------------------------------------------------------------------------
 
     @Test

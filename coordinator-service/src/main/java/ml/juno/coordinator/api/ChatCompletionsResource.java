@@ -12,10 +12,12 @@ import jakarta.ws.rs.core.MediaType;
 import ml.juno.coordinator.api.dto.ChatCompletionRequest;
 import ml.juno.coordinator.api.dto.ChunkFormat;
 import ml.juno.coordinator.api.dto.Replies;
+import ml.juno.coordinator.api.dto.RequestDefaults;
 import ml.juno.coordinator.api.dto.RequestMapping;
 import ml.juno.coordinator.api.dto.ResponseIds;
 import ml.juno.coordinator.service.GenerationOptions;
 import ml.juno.coordinator.service.GenerationService;
+import ml.juno.coordinator.service.JunoConfig;
 import ml.juno.coordinator.service.RequestKind;
 import ml.juno.coordinator.service.ServedModel;
 import org.jboss.resteasy.reactive.RestMulti;
@@ -26,10 +28,12 @@ public class ChatCompletionsResource {
 
     private final GenerationService service;
     private final ObjectMapper json;
+    private final RequestDefaults defaults;
 
-    ChatCompletionsResource(GenerationService service, ObjectMapper json) {
+    ChatCompletionsResource(GenerationService service, ObjectMapper json, JunoConfig config) {
         this.service = service;
         this.json = json;
+        this.defaults = config.defaults().toRecord();
     }
 
     @POST
@@ -39,7 +43,7 @@ public class ChatCompletionsResource {
     @RunOnVirtualThread
     public RestMulti<String> create(@Valid @NotNull ChatCompletionRequest request) {
         ServedModel model = service.model(request.model());
-        GenerationOptions options = RequestMapping.chatOptions(request);
+        GenerationOptions options = RequestMapping.chatOptions(request, defaults);
         String id = ResponseIds.chat();
         long created = System.currentTimeMillis() / 1000;
         if (request.streaming()) {

@@ -1,8 +1,8 @@
 package ml.juno.coordinator.api;
 
+import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
-import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
@@ -35,5 +35,16 @@ public class ModelsResource {
     @Path("/{id}")
     public ModelCard get(@PathParam("id") String id) {
         return ModelCard.of(service.model(id));
+    }
+
+    /** Unloads the served model (the old native API's unload): requests in flight end with an error, new ones get 503. */
+    @DELETE
+    @Path("/{id}")
+    public java.util.Map<String, Object> delete(@PathParam("id") String id) {
+        if (!engines.unload(id)) {
+            service.model(id); // 404 for another id, 503 when nothing is loaded
+            throw new ml.juno.coordinator.service.UnknownModelException(id);
+        }
+        return java.util.Map.of("id", id, "object", "model", "deleted", true);
     }
 }

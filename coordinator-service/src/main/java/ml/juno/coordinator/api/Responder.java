@@ -22,28 +22,35 @@ import org.jboss.resteasy.reactive.RestMulti;
  */
 final class Responder {
 
+    /** Milliseconds the server spent on the request (whole replies: all of it; streams: until the stream opened). */
+    static final String LATENCY_HEADER = "X-Juno-Latency-Ms";
+
     private Responder() {
     }
 
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                     RequestKind kind, ChunkFormat format, boolean includeUsage) {
+        long t0 = System.nanoTime();
         SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).open();
         RequestOutput generation = service.start(model, prompt, options, kind, sse);
         return RestMulti.fromMultiData(sse.frames(generation::cancel))
                 .header("Content-Type", "text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache")
                 .header("X-Accel-Buffering", "no")
+                .header(LATENCY_HEADER, Long.toString((System.nanoTime() - t0) / 1_000_000)) // until admitted: the stream's own timing is in its events
                 .build();
     }
 
     static RestMulti<String> whole(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                    RequestKind kind, Function<CollectedGeneration.Result, HttpReply> reply) {
+        long t0 = System.nanoTime();
         CollectedGeneration collected = new CollectedGeneration(options.n(), options.logprobs() >= 0);
         RequestOutput generation = service.start(model, prompt, options, kind, collected);
         Uni<HttpReply> answer = Uni.createFrom().completionStage(collected.result())
                 .emitOn(Infrastructure.getDefaultWorkerPool()) // serialize on a worker, not on the request's output thread
                 .map(reply)
                 .onCancellation().invoke(generation::cancel);
-        return RestMulti.fromUniResponse(answer, r -> Multi.createFrom().item(r.body()), HttpReply::headers, HttpReply::status);
+        return RestMulti.fromUniResponse(answer, r -> Multi.createFrom().item(r.body()),
+                r -> r.headersWith(LATENCY_HEADER, Long.toString((System.nanoTime() - t0) / 1_000_000)), HttpReply::status);
     }
 }

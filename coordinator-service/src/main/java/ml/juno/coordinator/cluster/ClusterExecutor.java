@@ -17,8 +17,8 @@ import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.ModelConfig;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.StepBatch;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
@@ -41,6 +41,11 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     private volatile long steps;
     private volatile long tokens;
     private volatile long prefill;
+
+    @Override
+    public ml.juno.coordinator.engine.Topology topology() {
+        return cluster.topology();
+    }
 
     ClusterExecutor(NodeCluster cluster, int vocab) {
         this.cluster = cluster;

@@ -69,6 +69,19 @@ final class NodeCluster implements AutoCloseable {
         return config;
     }
 
+    /** The nodes, their shards and state, for operators. */
+    ml.juno.coordinator.engine.Topology topology() {
+        List<ml.juno.coordinator.engine.Topology.Node> nodes = new ArrayList<>();
+        for (NodeLink l : links) {
+            ShardAssignment a = assignments.get(l.index);
+            boolean up = l.isUp();
+            nodes.add(new ml.juno.coordinator.engine.Topology.Node(l.address.toString(), up, up ? "" : l.downReason(),
+                    a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize()));
+        }
+        return new ml.juno.coordinator.engine.Topology(config.parallelism().name().toLowerCase(java.util.Locale.ROOT),
+                config.wire().dtype().name(), config.wire().order().toString(), nodes);
+    }
+
     /** Waits for every node (they may still be starting), loads every shard, then starts the health thread. */
     void start() throws NodeFailure {
         long deadline = System.nanoTime() + config.deadlines().connect().toNanos();

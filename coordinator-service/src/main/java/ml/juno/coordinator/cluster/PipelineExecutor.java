@@ -2,7 +2,7 @@ package ml.juno.coordinator.cluster;
 
 import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
-import ml.juno.model.step.StepBatch;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.StepRequest;

@@ -154,6 +154,11 @@ public final class InferenceEngine implements AutoCloseable {
                 s.kv().prefix().missTokens(), executor.prefillTokens(), s.generated(), executor.steps());
     }
 
+    /** Where this engine's steps run (in process, or the nodes and their state). */
+    public Topology topology() {
+        return executor.topology();
+    }
+
     /** True while the inference thread runs, the engine is open and its executor can run steps. */
     public boolean ready() {
         return !closed && loop.isRunning() && executor.healthy();

@@ -4,17 +4,15 @@ import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
 import ml.juno.coordinator.scheduler.TokenChunk;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.engine.step.StepBatch;
 
 /**
  * Runs step plans on an in-process {@link InferenceSession} with a paged KV cache: the plan becomes its {@link StepBatch}
- * (the one step shape, also what the nodes take), every block table goes to the session, then all rows (prefill chunks and decode rows) go through as one batched forward step, and the rows
- * that asked are sampled straight from the session's logits buffer ({@link SamplingStage}): the step answers tokens.
+ * (the one step shape, also what the nodes take), which the session takes as it is (block tables, then all rows,
+ * prefill chunks and decode rows, as one batched forward step), and the rows that asked are sampled straight from the
+ * session's logits buffer ({@link SamplingStage}): the step answers tokens.
  *
  * <p>Anything wrong (a plan that does not fit the session, an engine exception) becomes a {@link StepResult.Failure};
  * nothing is thrown and nothing hangs. Used from the generation loop's thread only; the counters may be read from any
@@ -23,7 +21,6 @@ import ml.juno.model.step.StepRows;
 public final class LocalExecutor implements ManagedExecutor {
     private final InferenceSession session;
     private final int blockSize;
-    private final ForwardBatch batch;
     private final SamplingStage sampling;
     private final long[] slotSequence;   // [slots] sequence whose last row in this slot asked for logits
     private final int[] slotDecodeAt;    // [slots] position its decode row will have
@@ -41,7 +38,6 @@ public final class LocalExecutor implements ManagedExecutor {
         }
         this.session = session;
         this.blockSize = blockSize;
-        this.batch = new ForwardBatch(session.maxBatch());
         this.sampling = new SamplingStage(session.model().config().dims().vocab());
         this.slotSequence = new long[session.slots()];
         this.slotDecodeAt = new int[session.slots()];
@@ -92,9 +88,9 @@ public final class LocalExecutor implements ManagedExecutor {
 
     private StepResult run(StepPlan plan) {
         int tokens = plan.totalTokens();
-        if (tokens > batch.capacity()) {
+        if (tokens > session.maxBatch()) {
             return new StepResult.Failure("step " + plan.stepId() + " has " + tokens + " tokens; the engine takes "
-                    + batch.capacity() + " per step");
+                    + session.maxBatch() + " per step");
         }
         long prefill = 0;
         long decode = 0;
@@ -118,15 +114,7 @@ public final class LocalExecutor implements ManagedExecutor {
             }
         }
         StepBatch step = plan.batch(); // one block table per slot, or it throws: the step fails
-        for (SlotBlocks t : step.blockTables()) {
-            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
-        }
-        StepRows rows = step.rows();
-        batch.clear();
-        for (int i = 0; i < rows.count(); i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], rows.tokenIds()[i], rows.needsLogits()[i], rows.adapter(i));
-        }
-        Logits logits = session.forward(batch);
+        Logits logits = session.forward(step);
         int logitRows = plan.logitRowCount();
         if (logits == null || logits.count() != logitRows) {
             return new StepResult.Failure("step " + plan.stepId() + ": engine returned "

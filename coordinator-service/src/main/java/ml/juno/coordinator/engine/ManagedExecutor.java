@@ -30,6 +30,11 @@ public interface ManagedExecutor extends Executor, AutoCloseable {
         return BackendInfo.UNKNOWN;
     }
 
+    /** Where the steps run: in process, or on which nodes with which shards. */
+    default Topology topology() {
+        return Topology.LOCAL;
+    }
+
     @Override
     void close();
 }

@@ -69,26 +69,37 @@ public final class Scheduler {
     }
 
     /**
-     * Queues a request.
+     * Queues a request. This is the one check of a request against the model: prompt tokens and stop tokens within the
+     * vocabulary, the prompt plus its max tokens within the context, the logit bias within the vocabulary.
      *
-     * @throws IllegalArgumentException if the request can never run (too long, tokens outside the vocabulary)
+     * @throws RequestLimitException if the request can never run (what is at fault, and by how much)
      */
     public SubmitResult submit(GenerationRequest request) {
         int promptLength = request.promptLength();
         int maxTokens = request.stop().maxTokens();
-        if ((long) promptLength + maxTokens > config.maxSequenceLength()) {
-            throw new IllegalArgumentException("prompt of " + promptLength + " tokens plus max tokens " + maxTokens
-                    + " exceeds the context length " + config.maxSequenceLength());
-        }
         for (int i = 0; i < promptLength; i++) {
             int t = request.promptToken(i);
             if (t < 0 || t >= vocab) {
-                throw new IllegalArgumentException("prompt token " + t + " at " + i + " outside the vocabulary of " + vocab);
+                throw new RequestLimitException(RequestLimitException.Part.PROMPT_TOKEN, t, vocab,
+                        "prompt token " + t + " at " + i + " outside the vocabulary of " + vocab);
             }
+        }
+        if ((long) promptLength + maxTokens > config.maxSequenceLength()) {
+            throw new RequestLimitException(promptLength >= config.maxSequenceLength()
+                    ? RequestLimitException.Part.PROMPT_LENGTH : RequestLimitException.Part.MAX_TOKENS,
+                    promptLength >= config.maxSequenceLength() ? promptLength : maxTokens, config.maxSequenceLength(),
+                    "prompt of " + promptLength + " tokens plus max tokens " + maxTokens
+                            + " exceeds the context length " + config.maxSequenceLength());
+        }
+        int maxBias = request.sampling().logitBias().maxTokenId();
+        if (maxBias >= vocab) {
+            throw new RequestLimitException(RequestLimitException.Part.LOGIT_BIAS_TOKEN, maxBias, vocab,
+                    "logit bias names token " + maxBias + " outside the vocabulary of " + vocab);
         }
         for (int id : request.stop().stopTokenIds()) {
             if (id >= vocab) {
-                throw new IllegalArgumentException("stop token " + id + " outside the vocabulary of " + vocab);
+                throw new RequestLimitException(RequestLimitException.Part.STOP_TOKEN, id, vocab,
+                        "stop token " + id + " outside the vocabulary of " + vocab);
             }
         }
         if (waiting.size() >= config.maxWaiting()) {

@@ -2,9 +2,9 @@ package ml.juno.coordinator.scheduler;
 
 import java.util.ArrayList;
 import java.util.List;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.engine.step.StepRows;
 
 /**
  * What one forward step computes: decode rows first, then prefill chunks. The engine returns logits for

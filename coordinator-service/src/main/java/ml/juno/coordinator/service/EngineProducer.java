@@ -102,6 +102,30 @@ public class EngineProducer {
         return "fp_" + HexFormat.of().toHexDigits(h).substring(6);
     }
 
+    /**
+     * Unloads the served model if {@code id} names it ({@code DELETE /v1/models/{id}}): requests in flight end with an
+     * error, new ones get 503 until the server is restarted. False when {@code id} is not the loaded model.
+     */
+    public boolean unload(String id) {
+        ServedModel s;
+        synchronized (this) {
+            s = served;
+            if (s == null || !s.id().equals(id)) {
+                return false;
+            }
+            served = null;
+            state = "unloaded (DELETE /v1/models/" + id + "); restart the server to serve a model again";
+        }
+        LOG.infof("model %s unloaded on request", id);
+        s.engine().close();
+        return true;
+    }
+
+    /** The loaded model, ready or not (a cluster with a node down is loaded but not ready). */
+    public Optional<ServedModel> loaded() {
+        return Optional.ofNullable(served);
+    }
+
     /** The served model, if it is loaded and the engine is ready. */
     public Optional<ServedModel> current() {
         ServedModel s = served;

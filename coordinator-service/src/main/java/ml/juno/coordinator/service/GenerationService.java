@@ -5,12 +5,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import ml.juno.coordinator.api.ApiGate;
 import ml.juno.coordinator.engine.GenerationListener;
+import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.sampling.TokenLogprobs;
+import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
 import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.RequestLimitException;
 import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.tokenizer.ChatRequest;
 import ml.juno.coordinator.tokenizer.ChatTemplateException;
@@ -28,19 +33,21 @@ public class GenerationService {
 
     private final EngineProducer engines;
     private final EngineMetrics metrics;
+    private final ApiGate gate;
 
-    GenerationService(EngineProducer engines, EngineMetrics metrics) {
+    GenerationService(EngineProducer engines, EngineMetrics metrics, ApiGate gate) {
         this.engines = engines;
         this.metrics = metrics;
+        this.gate = gate;
     }
 
-    /** The served model if {@code model} names it; 404 otherwise, 503 while none is ready. */
+    /** The served model if {@code model} names it or is null (omitted: the old API's habit); 404 otherwise, 503 while none is ready. */
     public ServedModel model(String model) {
         ServedModel served = engines.require();
-        if (served.id().equals(model)) {
+        if (model == null || served.id().equals(model)) { // no model named: the one this server serves
             return served;
         }
-        ServedModel adapter = model == null ? null : served.adapter(model);
+        ServedModel adapter = served.adapter(model);
         if (adapter == null) {
             throw new UnknownModelException(model);
         }
@@ -61,20 +68,13 @@ public class GenerationService {
         String promptParam = prompt instanceof PromptInput.Chat ? "messages" : "prompt";
         int context = engine.info().contextLength();
         int[] tokens = tokenize(served, prompt, promptParam, context);
-        if (tokens.length >= context) {
-            throw new InvalidRequestException(promptParam, "This model's maximum context length is " + context
-                    + " tokens. However, your prompt is " + tokens.length + " tokens.");
-        }
-        if (options.maxTokens() > context) {
-            throw new InvalidRequestException("max_tokens", "max_tokens is too large: " + options.maxTokens()
-                    + ". This model supports at most " + context + " tokens (prompt and completion).");
-        }
-        int room = context - tokens.length;
-        int maxTokens = options.maxTokens() == 0 ? room : Math.min(options.maxTokens(), room);
-        if (options.sampling().logitBias().maxTokenId() >= tokenizer.size()) {
-            throw new InvalidRequestException("logit_bias", "logit_bias names token " + options.sampling().logitBias().maxTokenId()
-                    + ", but the vocabulary has " + tokenizer.size() + " tokens");
-        }
+        // Not a check (the scheduler makes the one check of length and vocabulary): without max_tokens a choice may
+        // fill the context; a max_tokens up to the context is a cap that the room the prompt leaves may shorten; one
+        // beyond the context goes as it is, for the scheduler to refuse. A prompt that leaves no room asks for one
+        // token, which the scheduler refuses as a prompt too long.
+        int room = Math.max(1, context - tokens.length);
+        int asked = options.maxTokens();
+        int maxTokens = asked == 0 ? room : asked > context ? asked : Math.min(asked, room);
         StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
 
         List<GenerationRequest> choices = new ArrayList<>(options.n());
@@ -83,19 +83,62 @@ public class GenerationService {
             SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
             choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter()));
         }
-        metrics.started(kind);
-        RequestOutput request = engine.newRequest(listener, metrics.forKind(kind));
+        RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
         SubmitResult result;
         try {
             result = engine.submit(request, choices);
+        } catch (RequestLimitException e) {
+            throw invalid(e, promptParam);
         } catch (IllegalArgumentException e) {
             throw new InvalidRequestException(null, e.getMessage());
         }
+        metrics.started(kind);
         if (result instanceof SubmitResult.Rejected r) {
             metrics.rejected(kind);
             throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
         }
         return request;
+    }
+
+    /** The scheduler's refusal in the API's words, naming the request field at fault. */
+    private static InvalidRequestException invalid(RequestLimitException e, String promptParam) {
+        return switch (e.part()) {
+            case PROMPT_LENGTH -> new InvalidRequestException(promptParam, "This model's maximum context length is "
+                    + e.limit() + " tokens. However, your prompt is " + e.value() + " tokens.");
+            case MAX_TOKENS -> new InvalidRequestException("max_tokens", "max_tokens is too large: " + e.value()
+                    + ". This model supports at most " + e.limit() + " tokens (prompt and completion).");
+            case PROMPT_TOKEN -> new InvalidRequestException(promptParam, "token id " + e.value()
+                    + " is outside the vocabulary [0, " + e.limit() + ")");
+            case LOGIT_BIAS_TOKEN -> new InvalidRequestException("logit_bias", "logit_bias names token " + e.value()
+                    + ", but the vocabulary has " + e.limit() + " tokens");
+            case STOP_TOKEN -> new InvalidRequestException(null, e.getMessage());
+        };
+    }
+
+    /** {@code listener}, and when the request ends its usage is charged to the caller's key (counters, token bucket). */
+    private GenerationListener charged(String key, GenerationListener listener) {
+        return new GenerationListener() {
+            @Override
+            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
+                listener.onToken(choice, tokenId, text, logprobs);
+            }
+
+            @Override
+            public void onText(int choice, String text) {
+                listener.onText(choice, text);
+            }
+
+            @Override
+            public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
+                listener.onChoiceFinished(choice, reason, usage, message);
+            }
+
+            @Override
+            public void onFinished(Usage usage) {
+                gate.used(key, usage);
+                listener.onFinished(usage);
+            }
+        };
     }
 
     private static int[] tokenize(ServedModel served, PromptInput prompt, String param, int context) {
@@ -106,7 +149,7 @@ public class GenerationService {
                 case PromptInput.Chat chat -> ChatTemplates.encodePrompt(tokenizer,
                         fitting(engine.chatTemplate().render(new ChatRequest(chat.messages(), true)), served, param, context));
                 case PromptInput.Text text -> tokenizer.encode(fitting(text.text(), served, param, context));
-                case PromptInput.Tokens ids -> checkIds(ids.ids(), tokenizer.size());
+                case PromptInput.Tokens ids -> ids.ids(); // checked against the vocabulary by the scheduler
             };
             if (tokens.length == 0) {
                 throw new InvalidRequestException(param, "The prompt is empty");

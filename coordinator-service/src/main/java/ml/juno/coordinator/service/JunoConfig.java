@@ -46,4 +46,24 @@ public interface JunoConfig {
 
     /** {@code --lora-modules}: named adapters, {@code name=PATH} each; a request whose {@code model} is a name gets it. */
     Optional<java.util.List<String>> loraModules();
+
+    /** {@code juno.defaults.*}: what a request gets for the sampling fields it leaves out. */
+    Defaults defaults();
+
+    /** The server's defaults for requests ({@code --max-tokens}, {@code --temperature}, {@code --top-k}, {@code --top-p}). */
+    interface Defaults {
+        OptionalInt maxTokens();
+
+        Optional<Double> temperature();
+
+        OptionalInt topK();
+
+        Optional<Double> topP();
+
+        /** As the API layer's record; out-of-range values are refused at start-up. */
+        default ml.juno.coordinator.api.dto.RequestDefaults toRecord() {
+            return new ml.juno.coordinator.api.dto.RequestDefaults(maxTokens().isPresent() ? maxTokens().getAsInt() : null,
+                    temperature().orElse(null), topK().isPresent() ? topK().getAsInt() : null, topP().orElse(null));
+        }
+    }
 }

@@ -86,4 +86,32 @@ class ApiBehaviourTest {
             assertFalse(text.contains("http://") || text.contains("https://") || text.contains("//cdn"), asset + " loads nothing from the network");
         }
     }
+
+    @Test
+    void aRequestWithoutModel_getsTheServedModel_asTheOldApiDid() {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"max_tokens\":4,\"temperature\":0}";
+        Response chat = given().contentType("application/json").body(body).post("/v1/chat/completions");
+        assertEquals(200, chat.statusCode(), chat.asString());
+        assertEquals("stories260K", chat.path("model"));
+        Response text = given().contentType("application/json").body("{\"prompt\":\"Once upon a time\",\"max_tokens\":4}").post("/v1/completions");
+        assertEquals(200, text.statusCode(), text.asString());
+        assertEquals("stories260K", text.path("model"));
+    }
+
+    @Test
+    void junoPrefixedFields_areHonoured_andEveryReplySaysItsLatency() {
+        Response greedy = given().contentType("application/json").body(CHAT + "}").post("/v1/chat/completions");
+        assertEquals(200, greedy.statusCode(), greedy.asString());
+        assertTrue(Long.parseLong(greedy.header("X-Juno-Latency-Ms")) >= 0, "X-Juno-Latency-Ms: " + greedy.header("X-Juno-Latency-Ms"));
+        String expected = greedy.path("choices[0].message.content");
+        // at temperature 1.5 only x_juno_top_k 1 makes every draw the most likely token
+        for (long seed = 1; seed <= 3; seed++) {
+            String hot = CHAT.replace("\"temperature\":0", "\"temperature\":1.5,\"seed\":" + seed) + ",\"x_juno_top_k\":1,\"x_juno_priority\":5}";
+            Response r = given().contentType("application/json").body(hot).post("/v1/chat/completions");
+            assertEquals(200, r.statusCode(), r.asString());
+            assertEquals(expected, r.path("choices[0].message.content"), "x_juno_top_k 1 is greedy at any temperature");
+        }
+        Response stream = given().contentType("application/json").body(CHAT + ",\"stream\":true}").post("/v1/chat/completions");
+        assertTrue(Long.parseLong(stream.header("X-Juno-Latency-Ms")) >= 0, "streams say it too");
+    }
 }

@@ -67,7 +67,7 @@ class MalformedRequestTest {
                 raw("array instead of object", CHAT, "[]", 400),
                 raw("string instead of object", CHAT, "\"hello\"", 400),
                 raw("trailing garbage", CHAT, "{" + M + "," + MSGS + "} x", 400),
-                chat("model missing", MSGS, 400, "model"),
+                chat("model empty", "\"model\":\"\"," + MSGS, 400, "model"),
                 chat("model is a number", "\"model\":5," + MSGS, 400, "model"),
                 chat("unknown model", "\"model\":\"gpt-9\"," + MSGS, 404, "model"),
                 chat("messages missing", M, 400, "messages"),

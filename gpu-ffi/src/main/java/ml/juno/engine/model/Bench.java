@@ -1,6 +1,7 @@
 package ml.juno.engine.model;
 
 import java.util.SplittableRandom;
+import ml.juno.engine.step.StepBatch;
 
 /**
  * llama-bench style speed measurement on one {@link InferenceSession}: {@code pp<n>} processes an n-token prompt in
@@ -10,12 +11,12 @@ import java.util.SplittableRandom;
  */
 public final class Bench {
     private final InferenceSession session;
-    private final ForwardBatch batch;
+    private final StepBatch.Builder batch;
     private final SplittableRandom random = new SplittableRandom(1234);
 
     public Bench(InferenceSession session) {
         this.session = session;
-        this.batch = new ForwardBatch(session.maxBatch());
+        this.batch = new StepBatch.Builder(session.maxBatch());
     }
 
     private int token() {
@@ -29,7 +30,7 @@ public final class Bench {
             for (int p = start; p < end; p++) {
                 batch.add(0, p, token(), p == n - 1);
             }
-            session.forward(batch);
+            session.forward(batch.build());
         }
     }
 
@@ -37,7 +38,7 @@ public final class Bench {
         for (int p = 0; p < n; p++) {
             batch.clear();
             batch.add(0, p, token(), true);
-            session.forward(batch);
+            session.forward(batch.build());
         }
     }
 

@@ -8,11 +8,16 @@ import ml.juno.engine.kv.KvCache;
 import ml.juno.engine.kv.KvLayout;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.block.ForwardState;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepBatch;
+import ml.juno.engine.step.StepRows;
 
 /**
  * Runs forward steps of one {@link Model}: owns the KV cache ({@code maxSequences} slots × context, flat; or a block
- * pool reached through per-slot block tables, paged) and the preallocated buffers. {@link #forward} takes a batch of rows and returns logits for the rows that asked; prompts go
- * through in chunks of up to {@code maxBatch} rows, never token by token. Not thread-safe: one inference thread.
+ * pool reached through per-slot block tables, paged) and the preallocated buffers. {@link #forward} takes one
+ * {@link StepBatch} (the step shape the coordinator's executor and a node's shard pass on as they get it) and returns
+ * logits for the rows that asked; prompts go through in chunks of up to {@code maxBatch} rows, never token by token.
+ * Not thread-safe: one inference thread.
  */
 public final class InferenceSession implements AutoCloseable {
     private final Model model;
@@ -26,7 +31,7 @@ public final class InferenceSession implements AutoCloseable {
     private final int vocab;
     private final int slots;
     private final int context;
-    private ForwardBatch scratchBatch;
+    private StepBatch.Builder scratchBatch;
 
     InferenceSession(Model model) {
         this(model, null);
@@ -97,53 +102,62 @@ public final class InferenceSession implements AutoCloseable {
     }
 
     /**
-     * One forward step over every row of {@code batch}. Rows are checked first (slot, position within the context,
-     * token within the vocabulary, batch size); nothing is computed when one is wrong. Returns the logits of the rows
-     * that asked for them, or {@code null} on a shard without the output head. Emits a {@code juno.ForwardPass} JFR
-     * event while a recording has it enabled.
+     * One forward step: the block tables of {@code step} are set (paged sessions), then every row runs. Rows are checked
+     * first (slot, position within the context and covered by its block table, token within the vocabulary on a shard
+     * that embeds, batch size); nothing is computed when one is wrong. A shard that does not embed takes its rows'
+     * input from {@link #hiddenStates()} and ignores token ids. Returns the logits of the rows that asked for them, or
+     * {@code null} on a shard without the output head. Emits a {@code juno.ForwardPass} JFR event while a recording
+     * has it enabled.
      */
-    public Logits forward(ForwardBatch batch) {
+    public Logits forward(StepBatch step) {
+        for (SlotBlocks t : step.blockTables()) {
+            cache.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
+        }
+        StepRows rows = step.rows();
         if (!ForwardPassEvent.enabled()) {
-            return forwardRows(batch);
+            return forwardRows(rows);
         }
         ForwardPassEvent event = ForwardPassEvent.start();
-        Logits out = forwardRows(batch);
+        Logits out = forwardRows(rows);
         ShardSpec shard = decoder.shard();
-        event.finish(batch.size(), out == null ? 0 : out.count(), shard.firstLayer(), shard.endLayer(),
+        event.finish(rows.count(), out == null ? 0 : out.count(), shard.firstLayer(), shard.endLayer(),
                 shard.tensorRank(), shard.tensorParts());
         return out;
     }
 
-    private Logits forwardRows(ForwardBatch batch) {
-        int n = batch.size();
-        if (n == 0) {
-            throw new IllegalArgumentException("empty forward batch");
-        }
+    private Logits forwardRows(StepRows batch) {
+        int n = batch.count();
         if (n > state.capacity) {
             throw new IllegalArgumentException("batch of " + n + " rows exceeds the session's maximum of " + state.capacity);
         }
         boolean embeds = decoder.shard().embeds();
+        if (embeds && !batch.hasTokens()) {
+            throw new IllegalArgumentException("this shard embeds and needs one token id per row, got none for " + n + " rows");
+        }
+        int[] slotOf = batch.slots();
+        int[] positionOf = batch.positions();
+        int[] tokenOf = batch.tokenIds();
         for (int i = 0; i < n; i++) {
-            int slot = batch.slot(i);
-            int pos = batch.position(i);
-            if (slot < 0 || slot >= slots) {
+            int slot = slotOf[i];
+            int pos = positionOf[i];
+            if (slot >= slots) {
                 throw new IllegalArgumentException("row " + i + ": sequence slot " + slot + " is outside 0.." + (slots - 1));
             }
-            if (pos < 0 || pos >= context) {
+            if (pos >= context) {
                 throw new IllegalArgumentException("row " + i + ": position " + pos + " is outside the context of " + context + " tokens");
             }
             if (pos >= cache.coveredPositions(slot)) {
                 throw new IllegalArgumentException("row " + i + ": position " + pos + " of slot " + slot
                         + " is not covered by its block table (" + cache.coveredPositions(slot) + " positions)");
             }
-            if (embeds && (batch.token(i) < 0 || batch.token(i) >= vocab)) {
-                throw new IllegalArgumentException("row " + i + ": token " + batch.token(i) + " is outside the vocabulary of " + vocab);
+            if (embeds && (tokenOf[i] < 0 || tokenOf[i] >= vocab)) {
+                throw new IllegalArgumentException("row " + i + ": token " + tokenOf[i] + " is outside the vocabulary of " + vocab);
             }
         }
         state.rows.clear();
         for (int i = 0; i < n; i++) {
-            state.rows.add(batch.slot(i), batch.position(i));
-            state.tokens[i] = batch.token(i);
+            state.rows.add(slotOf[i], positionOf[i]);
+            state.tokens[i] = embeds ? tokenOf[i] : 0;
             state.adapter[i] = batch.adapter(i);
         }
         decoder.forwardLayers(backend, state, n, cache);
@@ -152,7 +166,7 @@ public final class InferenceSession implements AutoCloseable {
         }
         int count = 0;
         for (int i = 0; i < n; i++) {
-            if (batch.wantsLogits(i)) {
+            if (batch.needsLogits()[i]) {
                 System.arraycopy(state.x, i * dim, hidden, count * dim, dim);
                 logits.setBatchRow(count, i);
                 count++;
@@ -179,18 +193,18 @@ public final class InferenceSession implements AutoCloseable {
                     + " new tokens does not fit the context of " + context + " tokens");
         }
         if (scratchBatch == null) {
-            scratchBatch = new ForwardBatch(state.capacity);
+            scratchBatch = new StepBatch.Builder(state.capacity);
         }
         if (cache.isPaged()) {
             coverSlotZero(promptTokens.length + maxTokens - 1);
         }
-        ForwardBatch b = scratchBatch;
+        StepBatch.Builder b = scratchBatch;
         Logits l = null;
         for (int start = 0; start < promptTokens.length; start += state.capacity) {
             int end = Math.min(promptTokens.length, start + state.capacity);
             b.clear();
             b.addPrompt(0, start, promptTokens, start, end, end == promptTokens.length);
-            l = forward(b);
+            l = forward(b.build());
         }
         int[] out = new int[maxTokens];
         List<TopLogit[]> tops = new ArrayList<>(maxTokens);
@@ -200,7 +214,7 @@ public final class InferenceSession implements AutoCloseable {
             if (k + 1 < maxTokens) {
                 b.clear();
                 b.add(0, promptTokens.length + k, out[k], true);
-                l = forward(b);
+                l = forward(b.build());
             }
         }
         return new GenerationResult(out, tops);

@@ -1,7 +1,7 @@
 package ml.juno.engine.model;
 
 /**
- * Logits of the rows a {@link ForwardBatch} asked for, in batch order: entry {@code i} belongs to batch row
+ * Logits of the rows a {@link ml.juno.engine.step.StepBatch} asked for, in batch order: entry {@code i} belongs to batch row
  * {@link #batchRow(int)}. Owned by the session and overwritten by the next forward call; copy what must be kept.
  */
 public final class Logits {

@@ -18,10 +18,10 @@ import ml.juno.engine.gguf.TestModels;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -92,12 +92,12 @@ class EngineEventsTest {
             recording.start();
             assertTrue(ForwardPassEvent.enabled());
             assertEquals(matMul, MatMulEvent.enabled());
-            ForwardBatch b = new ForwardBatch(8);
+            StepBatch.Builder b = new StepBatch.Builder(8);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-            session.forward(b);
+            session.forward(b.build());
             b.clear();
             b.add(0, PROMPT.length, 42, true);
-            session.forward(b);
+            session.forward(b.build());
             recording.stop();
             recording.dump(file);
         }

@@ -15,7 +15,7 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -43,15 +43,15 @@ class LoraPlayTest {
     /** Logits of each prompt's last row plus one decode step, concatenated. */
     static float[] run(InferenceSession s) {
         List<float[]> rows = new ArrayList<>();
-        ForwardBatch b = new ForwardBatch(16);
+        StepBatch.Builder b = new StepBatch.Builder(16);
         for (int slot = 0; slot < PROMPTS.length && slot < s.slots(); slot++) {
             int[] p = PROMPTS[slot];
             b.clear();
             b.addPrompt(slot, 0, p, 0, p.length, true);
-            rows.add(s.forward(b).copyRow(0));
+            rows.add(s.forward(b.build()).copyRow(0));
             b.clear();
             b.add(slot, p.length, 42, true);
-            rows.add(s.forward(b).copyRow(0));
+            rows.add(s.forward(b.build()).copyRow(0));
         }
         int n = rows.stream().mapToInt(r -> r.length).sum();
         float[] all = new float[n];
@@ -181,7 +181,7 @@ class LoraPlayTest {
     /** The first prompt's last-row logits, then one decode step, through two pipeline shards. */
     private static float[] pipeline(InferenceSession s1, InferenceSession s2) {
         int[] p = PROMPTS[0];
-        ForwardBatch b = new ForwardBatch(16);
+        StepBatch.Builder b = new StepBatch.Builder(16);
         b.addPrompt(0, 0, p, 0, p.length, true);
         float[] first = handOver(s1, s2, b);
         b.clear();
@@ -192,11 +192,11 @@ class LoraPlayTest {
         return both;
     }
 
-    private static float[] handOver(InferenceSession s1, InferenceSession s2, ForwardBatch b) {
-        s1.forward(b);
+    private static float[] handOver(InferenceSession s1, InferenceSession s2, StepBatch.Builder b) {
+        s1.forward(b.build());
         int dim = s1.model().config().dims().embedding();
         System.arraycopy(s1.hiddenStates(), 0, s2.hiddenStates(), 0, b.size() * dim);
-        return s2.forward(b).copyRow(0);
+        return s2.forward(b.build()).copyRow(0);
     }
 
     @Test
@@ -225,20 +225,20 @@ class LoraPlayTest {
                 }
                 LoraPlan.apply(m, named);
                 int[] p = PROMPTS[0];
-                ForwardBatch b = new ForwardBatch(64);
+                StepBatch.Builder b = new StepBatch.Builder(64);
                 for (int slot = 0; slot < 4; slot++) {
                     for (int i = 0; i < p.length; i++) {
                         b.add(slot, i, p[i], i == p.length - 1, slot);
                     }
                 }
-                var logits = s.forward(b);
+                var logits = s.forward(b.build());
                 b.clear();
                 for (int slot = 0; slot < 4; slot++) {
                     assertEquals(0f, maxDiff(java.util.Arrays.copyOf(alone[slot], logits.vocab()), logits.copyRow(slot)), 1e-5f,
                             "prompt logits of the sequence with adapter " + slot);
                     b.add(slot, p.length, 42, true, slot);
                 }
-                var step = s.forward(b);
+                var step = s.forward(b.build());
                 for (int slot = 0; slot < 4; slot++) {
                     float[] want = java.util.Arrays.copyOfRange(alone[slot], step.vocab(), 2 * step.vocab());
                     assertEquals(0f, maxDiff(want, step.copyRow(slot)), 1e-5f, "decode logits of the sequence with adapter " + slot);
@@ -250,14 +250,14 @@ class LoraPlayTest {
 
     /** The prompt's last-row logits, then one decode step's, of one sequence in {@code slot}. */
     private static float[] promptAndStep(InferenceSession s, int[] p, int slot, int adapter) {
-        ForwardBatch b = new ForwardBatch(16);
+        StepBatch.Builder b = new StepBatch.Builder(16);
         for (int i = 0; i < p.length; i++) {
             b.add(slot, i, p[i], i == p.length - 1, adapter);
         }
-        float[] first = s.forward(b).copyRow(0);
+        float[] first = s.forward(b.build()).copyRow(0);
         b.clear();
         b.add(slot, p.length, 42, true, adapter);
-        float[] second = s.forward(b).copyRow(0);
+        float[] second = s.forward(b.build()).copyRow(0);
         float[] both = java.util.Arrays.copyOf(first, first.length + second.length);
         System.arraycopy(second, 0, both, first.length, second.length);
         return both;

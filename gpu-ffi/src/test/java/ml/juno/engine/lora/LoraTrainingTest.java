@@ -15,7 +15,7 @@ import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ModelConfig;
@@ -45,11 +45,11 @@ class LoraTrainingTest {
             if (a != null) {
                 LoraPlan.apply(m, List.of(new LoraPlan.Played(a, 1f, 0)));
             }
-            ForwardBatch b = new ForwardBatch(128);
+            StepBatch.Builder b = new StepBatch.Builder(128);
             for (int i = 0; i < tokens.length; i++) {
                 b.add(0, i, tokens[i], i < tokens.length - 1);
             }
-            var logits = s.forward(b);
+            var logits = s.forward(b.build());
             double loss = 0;
             for (int i = 0; i < tokens.length - 1; i++) {
                 float[] row = logits.copyRow(i);

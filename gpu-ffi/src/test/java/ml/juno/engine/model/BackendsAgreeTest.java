@@ -10,6 +10,7 @@ import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.ScalarBackend;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -70,10 +71,10 @@ class BackendsAgreeTest {
              Model ref = Model.load(f, o, ShardSpec.whole(vec.config().dims().layers()), t -> new ScalarBackend());
              InferenceSession a = vec.newSession();
              InferenceSession b = ref.newSession()) {
-            ForwardBatch batch = new ForwardBatch(16);
+            StepBatch.Builder batch = new StepBatch.Builder(16);
             batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
-            float[] la = a.forward(batch).copyRow(0);
-            float[] lb = b.forward(batch).copyRow(0);
+            float[] la = a.forward(batch.build()).copyRow(0);
+            float[] lb = b.forward(batch.build()).copyRow(0);
             double max = 0;
             for (int i = 0; i < la.length; i++) {
                 max = Math.max(max, Math.abs(la[i] - lb[i]));

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -18,12 +19,12 @@ class BatchInvarianceTest {
         try (GgufFile f = GgufFile.open(model);
              Model m = Model.load(f, new EngineOptions(threads, 64, KvType.F32, 32, 1), Backends::select);
              InferenceSession s = m.newSession()) {
-            ForwardBatch b = new ForwardBatch(32);
+            StepBatch.Builder b = new StepBatch.Builder(32);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-            s.forward(b);
+            s.forward(b.build());
             b.clear();
             b.add(0, PROMPT.length, 42, true);
-            return s.forward(b).copyRow(0);
+            return s.forward(b.build()).copyRow(0);
         }
     }
 
@@ -37,18 +38,18 @@ class BatchInvarianceTest {
         try (GgufFile f = GgufFile.open(model);
              Model m = Model.load(f, new EngineOptions(2, 64, KvType.F32, 32, 3), Backends::select);
              InferenceSession s = m.newSession()) {
-            ForwardBatch b = new ForwardBatch(32);
+            StepBatch.Builder b = new StepBatch.Builder(32);
             // step 1: the other sequence's prompt, then ours, then a third sequence's first token, all in one batch
             b.addPrompt(1, 0, OTHER, 0, OTHER.length, true);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
             b.add(2, 0, 1, true);
-            s.forward(b);
+            s.forward(b.build());
             // step 2: next tokens of all three, ours in the middle
             b.clear();
             b.add(1, OTHER.length, 17, true);
             int ours = b.add(0, PROMPT.length, 42, true);
             b.add(2, 1, 99, true);
-            Logits l = s.forward(b);
+            Logits l = s.forward(b.build());
             assertArrayEquals(ref, l.copyRow(ours), file + ": batched decode row differs from the same row alone");
         }
         assertArrayEquals(ref, alone(model, 1), file + ": 1 thread differs from 2 threads");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -22,16 +23,16 @@ class BatchSizeInvarianceTest {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"));
              Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 32, 2), Backends::select);
              InferenceSession s = m.newSession()) {
-            ForwardBatch b = new ForwardBatch(32);
+            StepBatch.Builder b = new StepBatch.Builder(32);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-            float[] alone = s.forward(b).copyRow(0);
+            float[] alone = s.forward(b.build()).copyRow(0);
             b.clear();
             b.addPrompt(1, 0, OTHER, 0, otherRows, false);
             b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
             if (otherRows > 0) {
                 b.add(1, otherRows, OTHER[otherRows % OTHER.length], false); // and a row after it
             }
-            assertArrayEquals(alone, s.forward(b).copyRow(0), "after " + otherRows + " rows of another sequence");
+            assertArrayEquals(alone, s.forward(b.build()).copyRow(0), "after " + otherRows + " rows of another sequence");
         }
     }
 }

@@ -10,6 +10,7 @@ import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.GgufWriter;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -95,9 +96,9 @@ class ModelLoadingErrorsTest {
             java.util.Arrays.fill(prompt, 1);
             String msg = assertThrows(IllegalArgumentException.class, () -> s.generate(prompt, 1, 5)).getMessage();
             assertTrue(msg.contains("17 tokens") && msg.contains("context of 16"), msg);
-            ForwardBatch b = new ForwardBatch(2);
+            StepBatch.Builder b = new StepBatch.Builder(2);
             b.add(0, 16, 1, true);
-            msg = assertThrows(IllegalArgumentException.class, () -> s.forward(b)).getMessage();
+            msg = assertThrows(IllegalArgumentException.class, () -> s.forward(b.build())).getMessage();
             assertTrue(msg.contains("position 16"), msg);
         }
     }

@@ -17,6 +17,7 @@ import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.CpuBackend;
 import ml.juno.engine.kernel.cpu.NativeKernels;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -126,8 +127,8 @@ class NativeBackendModelsTest {
     /** The largest difference between the Java backend's prompt logits and the native backend's with packed weights. */
     static double packedDifference(Path model, NativeKernels kernels) throws Exception {
         return onBoth(model, kernels, KvType.F32, true, (a, b, batch, pos) -> {
-            float[] la = a.forward(batch).copyRow(0);
-            float[] lb = b.forward(batch).copyRow(0);
+            float[] la = a.forward(batch.build()).copyRow(0);
+            float[] lb = b.forward(batch.build()).copyRow(0);
             double worst = 0;
             for (int i = 0; i < la.length; i++) {
                 worst = Math.max(worst, Math.abs(la[i] - lb[i]));
@@ -148,8 +149,8 @@ class NativeBackendModelsTest {
         return onBoth(model, kernels, kv, false, (a, b, batch, pos) -> {
             int compared = 0;
             for (int step = 0; step < 5; step++) {
-                float[] la = a.forward(batch).copyRow(0);
-                float[] lb = b.forward(batch).copyRow(0);
+                float[] la = a.forward(batch.build()).copyRow(0);
+                float[] lb = b.forward(batch.build()).copyRow(0);
                 int best = 0;
                 for (int i = 0; i < la.length; i++) {
                     if (Float.floatToIntBits(la[i]) != Float.floatToIntBits(lb[i])) {
@@ -170,7 +171,7 @@ class NativeBackendModelsTest {
 
     /** What runs on a Java and a native session of one model, the batch holding a 13-token prompt at positions 0..12. */
     interface OnBoth<T> {
-        T run(InferenceSession java, InferenceSession nat, ForwardBatch batch, int nextPosition) throws Exception;
+        T run(InferenceSession java, InferenceSession nat, StepBatch.Builder batch, int nextPosition) throws Exception;
     }
 
     /** The model on the Java backend and on the native one ({@code repack}: packed weights), the same prompt queued. */
@@ -187,7 +188,7 @@ class NativeBackendModelsTest {
                 for (int i = 0; i < prompt.length; i++) {
                     prompt[i] = 1 + (i * 7919) % (vocab - 1);
                 }
-                ForwardBatch batch = new ForwardBatch(32);
+                StepBatch.Builder batch = new StepBatch.Builder(32);
                 batch.addPrompt(0, 0, prompt, 0, prompt.length, true);
                 return body.run(a, b, batch, prompt.length);
             }

@@ -10,6 +10,7 @@ import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -32,12 +33,12 @@ class PagedKvCacheTest {
     /** Last-row logits of {@code prompt} then one decode token, alone in a flat session. */
     private static float[][] flatAlone(GgufFile f, KvType kv, int[] prompt) {
         try (Model m = load(f, kv, 1); InferenceSession s = m.newSession()) {
-            ForwardBatch b = new ForwardBatch(32);
+            StepBatch.Builder b = new StepBatch.Builder(32);
             b.addPrompt(0, 0, prompt, 0, prompt.length, true);
-            float[] prefill = s.forward(b).copyRow(0);
+            float[] prefill = s.forward(b.build()).copyRow(0);
             b.clear();
             b.add(0, prompt.length, 42, true);
-            return new float[][] {prefill, s.forward(b).copyRow(0)};
+            return new float[][] {prefill, s.forward(b.build()).copyRow(0)};
         }
     }
 
@@ -53,17 +54,17 @@ class PagedKvCacheTest {
                 // physical blocks out of order and interleaved between the two sequences
                 s.setBlockTable(0, new int[] {9, 2, 6}, 3);
                 s.setBlockTable(1, new int[] {0, 11, 3, 7}, 4);
-                ForwardBatch b = new ForwardBatch(32);
+                StepBatch.Builder b = new StepBatch.Builder(32);
                 b.addPrompt(1, 0, B, 0, B.length, true);
                 b.addPrompt(0, 0, A, 0, A.length, true);
-                Logits l = s.forward(b);
+                Logits l = s.forward(b.build());
                 assertArrayEquals(refB[0], l.copyRow(0), file + " " + kv + ": B's prefill");
                 assertArrayEquals(refA[0], l.copyRow(1), file + " " + kv + ": A's prefill");
                 s.setBlockTable(1, new int[] {0, 11, 3, 7, 5}, 5); // B's next token starts a new block
                 b.clear();
                 b.add(0, A.length, 42, true);
                 b.add(1, B.length, 42, true);
-                l = s.forward(b);
+                l = s.forward(b.build());
                 assertArrayEquals(refA[1], l.copyRow(0), file + " " + kv + ": A's decode");
                 assertArrayEquals(refB[1], l.copyRow(1), file + " " + kv + ": B's decode");
             }
@@ -77,35 +78,35 @@ class PagedKvCacheTest {
         try (GgufFile f = GgufFile.open(model)) {
             float[][] refB = flatAlone(f, kv, B);
             try (Model m = load(f, kv, 2); InferenceSession s = m.newPagedSession(new KvPaging(BLOCK, 8))) {
-                ForwardBatch b = new ForwardBatch(32);
+                StepBatch.Builder b = new StepBatch.Builder(32);
                 s.setBlockTable(0, new int[] {4, 1, 6}, 3);
                 b.addPrompt(0, 0, A, 0, A.length, true);
-                s.forward(b);
+                s.forward(b.build());
                 // B reuses A's two full blocks (4, 1) and computes only tokens 8.. into its own blocks
                 s.setBlockTable(1, new int[] {4, 1, 3, 0}, 4);
                 b.clear();
                 b.addPrompt(1, 8, B, 8, B.length, true);
-                float[] prefill = s.forward(b).copyRow(0);
+                float[] prefill = s.forward(b.build()).copyRow(0);
                 assertArrayEquals(refB[0], prefill, file + " " + kv + ": B's prefill over the shared prefix");
                 // A's own continuation is untouched by B's writes
                 s.setBlockTable(1, new int[] {4, 1, 3, 0, 2}, 5);
                 b.clear();
                 b.add(1, B.length, 42, true);
-                assertArrayEquals(refB[1], s.forward(b).copyRow(0), file + " " + kv + ": B's decode");
+                assertArrayEquals(refB[1], s.forward(b.build()).copyRow(0), file + " " + kv + ": B's decode");
             }
             float[][] refA = flatAlone(f, kv, A);
             try (Model m = load(f, kv, 2); InferenceSession s = m.newPagedSession(new KvPaging(BLOCK, 8))) {
-                ForwardBatch b = new ForwardBatch(32);
+                StepBatch.Builder b = new StepBatch.Builder(32);
                 s.setBlockTable(0, new int[] {4, 1, 6}, 3);
                 b.addPrompt(0, 0, A, 0, A.length, true);
-                s.forward(b);
+                s.forward(b.build());
                 s.setBlockTable(1, new int[] {4, 1, 3, 0}, 4);
                 b.clear();
                 b.addPrompt(1, 8, B, 8, B.length, true);
-                s.forward(b);
+                s.forward(b.build());
                 b.clear();
                 b.add(0, A.length, 42, true);
-                assertArrayEquals(refA[1], s.forward(b).copyRow(0), file + " " + kv + ": A after B shared its blocks");
+                assertArrayEquals(refA[1], s.forward(b.build()).copyRow(0), file + " " + kv + ": A after B shared its blocks");
             }
         }
     }
@@ -115,14 +116,14 @@ class PagedKvCacheTest {
         try (GgufFile f = GgufFile.open(ReferenceCase.modelFile("stories260K.gguf"));
              Model m = load(f, KvType.F32, 2);
              InferenceSession s = m.newPagedSession(new KvPaging(BLOCK, 4))) {
-            ForwardBatch b = new ForwardBatch(32);
+            StepBatch.Builder b = new StepBatch.Builder(32);
             b.add(0, 0, 1, true);
-            var noTable = assertThrows(IllegalArgumentException.class, () -> s.forward(b));
+            var noTable = assertThrows(IllegalArgumentException.class, () -> s.forward(b.build()));
             assertTrue(noTable.getMessage().contains("not covered by its block table"), noTable.getMessage());
             s.setBlockTable(0, new int[] {3}, 1);
             b.clear();
             b.addPrompt(0, 0, A, 0, 5, true); // position 4 needs a second block
-            assertThrows(IllegalArgumentException.class, () -> s.forward(b));
+            assertThrows(IllegalArgumentException.class, () -> s.forward(b.build()));
             var badId = assertThrows(IllegalArgumentException.class, () -> s.setBlockTable(1, new int[] {0, 4}, 2));
             assertTrue(badId.getMessage().contains("outside the pool of 4 blocks"), badId.getMessage());
             assertThrows(IllegalArgumentException.class, () -> s.setBlockTable(2, new int[] {0}, 1));

@@ -10,6 +10,7 @@ import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.GgufWriter;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.engine.tensor.GgmlType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,9 +59,9 @@ class Phi3LongRopeTest {
         int[] prompt = {1, 403, 407, 261, 378, 426, 287, 306, 290, 414, 353, 272};
         try (GgufFile f = GgufFile.open(file); Model m = Model.load(f, new EngineOptions(1, context, KvType.F32, 16, 1), Backends::select);
              InferenceSession s = m.newSession()) {
-            ForwardBatch b = new ForwardBatch(16);
+            StepBatch.Builder b = new StepBatch.Builder(16);
             b.addPrompt(0, 0, prompt, 0, prompt.length, true);
-            return s.forward(b).copyRow(0);
+            return s.forward(b.build()).copyRow(0);
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 
 /** Two pipeline shards (a layer range each), hidden states handed from one to the next, equal the whole model. */
@@ -21,7 +22,7 @@ class PipelineShardTest {
              InferenceSession sw = whole.newSession();
              InferenceSession s1 = first.newSession();
              InferenceSession s2 = last.newSession()) {
-            ForwardBatch b = new ForwardBatch(8);
+            StepBatch.Builder b = new StepBatch.Builder(8);
             int dim = whole.config().dims().embedding();
             for (int step = 0; step < 2; step++) {
                 b.clear();
@@ -30,10 +31,10 @@ class PipelineShardTest {
                 } else {
                     b.add(0, prompt.length, 42, true);
                 }
-                float[] ref = sw.forward(b).copyRow(0);
-                assertNull(s1.forward(b), "a non-last shard returns no logits");
+                float[] ref = sw.forward(b.build()).copyRow(0);
+                assertNull(s1.forward(b.build()), "a non-last shard returns no logits");
                 System.arraycopy(s1.hiddenStates(), 0, s2.hiddenStates(), 0, b.size() * dim);
-                assertArrayEquals(ref, s2.forward(b).copyRow(0), "step " + step);
+                assertArrayEquals(ref, s2.forward(b.build()).copyRow(0), "step " + step);
             }
         }
     }

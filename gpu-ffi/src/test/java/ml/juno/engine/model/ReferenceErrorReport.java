@@ -3,6 +3,7 @@ package ml.juno.engine.model;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 
 /** Prints the largest full-logit difference against llama.cpp per reference case (diagnostic, asserts nothing). */
@@ -16,9 +17,9 @@ class ReferenceErrorReport {
             int[] prompt = c.ints("prompt_tokens");
             try (GgufFile f = GgufFile.open(c.model()); Model m = Model.load(f, new EngineOptions(2, 512, KvType.valueOf(System.getProperty("juno.kv", "F32")), 64, 1), Backends::select);
                  InferenceSession s = m.newSession()) {
-                ForwardBatch b = new ForwardBatch(64);
+                StepBatch.Builder b = new StepBatch.Builder(64);
                 b.addPrompt(0, 0, prompt, 0, prompt.length, true);
-                Logits l = s.forward(b);
+                Logits l = s.forward(b.build());
                 float[] full = c.floats("first_generated_position_full_logits");
                 double max = 0;
                 double sum = 0;

@@ -14,6 +14,7 @@ import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kernel.cpu.ScalarBackend;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.block.LocalAllReduce;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -70,7 +71,7 @@ class ReferenceLogitsTest {
         if (n == null) {
             Model vec = model(c);
             int[] prompt = c.ints("prompt_tokens");
-            ForwardBatch b = new ForwardBatch(64);
+            StepBatch.Builder b = new StepBatch.Builder(64);
             for (int i = 0; i < prompt.length; i++) {
                 b.add(0, i, prompt[i], true);
             }
@@ -78,12 +79,12 @@ class ReferenceLogitsTest {
             try (Model ref = Model.load(FILES.get(c.model()), OPTIONS, ShardSpec.whole(vec.config().dims().layers()), t -> new ScalarBackend());
                  InferenceSession a = vec.newSession();
                  InferenceSession s = ref.newSession()) {
-                Logits la = a.forward(b);
+                Logits la = a.forward(b.build());
                 float[][] rows = new float[prompt.length][];
                 for (int i = 0; i < prompt.length; i++) {
                     rows[i] = la.copyRow(i);
                 }
-                Logits lb = s.forward(b);
+                Logits lb = s.forward(b.build());
                 for (int i = 0; i < prompt.length; i++) {
                     float[] other = lb.copyRow(i);
                     for (int t = 0; t < other.length; t++) {
@@ -105,7 +106,7 @@ class ReferenceLogitsTest {
      * Largest |whole model − 2 tensor-parallel ranks| logit difference: a third summation order (partial sums of half the
      * heads and half the FFN, then added). 0 when the head counts do not split in two.
      */
-    private static float tensorParallelDifference(ReferenceCase c, ForwardBatch b, int rows, Model whole) throws Exception {
+    private static float tensorParallelDifference(ReferenceCase c, StepBatch.Builder b, int rows, Model whole) throws Exception {
         int layers = whole.config().dims().layers();
         var a = whole.config().attention();
         if (a.heads() % 2 != 0 || a.kvHeads() % 2 != 0 && a.kvHeads() != 1) {
@@ -113,7 +114,7 @@ class ReferenceLogitsTest {
         }
         float[][] ref = new float[rows][];
         try (InferenceSession s = whole.newSession()) {
-            Logits l = s.forward(b);
+            Logits l = s.forward(b.build());
             for (int i = 0; i < rows; i++) {
                 ref[i] = l.copyRow(i);
             }
@@ -127,7 +128,7 @@ class ReferenceLogitsTest {
                 ranks.add(pool.submit(() -> {
                     try (Model m = Model.load(FILES.get(c.model()), OPTIONS, new ShardSpec(0, layers, rank, 2), Backends::select, reduce.forRank(rank));
                          InferenceSession s = m.newSession()) {
-                        Logits l = s.forward(b);
+                        Logits l = s.forward(b.build());
                         float[][] out = new float[rows][];
                         for (int i = 0; i < rows; i++) {
                             out[i] = l.copyRow(i);
@@ -163,7 +164,7 @@ class ReferenceLogitsTest {
      * nudged with {@link Math#nextUp}): how far this model amplifies a rounding-size difference, whatever its head counts
      * or block sizes. 0 for one-layer models.
      */
-    private static float oneUlpDifference(ReferenceCase c, ForwardBatch b, int rows, Model whole) throws Exception {
+    private static float oneUlpDifference(ReferenceCase c, StepBatch.Builder b, int rows, Model whole) throws Exception {
         int layers = whole.config().dims().layers();
         if (layers < 2) {
             return 0f;
@@ -175,18 +176,18 @@ class ReferenceLogitsTest {
              InferenceSession s1 = first.newSession();
              InferenceSession s2 = rest.newSession();
              InferenceSession sw = whole.newSession()) {
-            Logits lw = sw.forward(b);
+            Logits lw = sw.forward(b.build());
             float[][] ref = new float[rows][];
             for (int i = 0; i < rows; i++) {
                 ref[i] = lw.copyRow(i);
             }
-            s1.forward(b);
+            s1.forward(b.build());
             float[] h = s2.hiddenStates();
             System.arraycopy(s1.hiddenStates(), 0, h, 0, rows * dim);
             for (int i = 0; i < rows * dim; i++) {
                 h[i] = Math.nextUp(h[i]);
             }
-            Logits l = s2.forward(b);
+            Logits l = s2.forward(b.build());
             float max = 0;
             for (int i = 0; i < rows; i++) {
                 for (int t = 0; t < ref[i].length; t++) {
@@ -250,11 +251,11 @@ class ReferenceLogitsTest {
         int[] prompt = c.ints("prompt_tokens");
         assertArrayEquals(c.ints("llama_tokenize_cli_ids"), prompt, c + ": reference prompt ids disagree");
         try (InferenceSession s = model(c).newSession()) {
-            ForwardBatch b = new ForwardBatch(64);
+            StepBatch.Builder b = new StepBatch.Builder(64);
             for (int i = 0; i < prompt.length; i++) {
                 b.add(0, i, prompt[i], true);
             }
-            Logits l = s.forward(b);
+            Logits l = s.forward(b.build());
             JsonNode top = c.json().get("prompt_top5_logits");
             for (int i = 0; i < prompt.length; i++) {
                 assertTopLogits(c, "prompt position " + i, top.get(i), l, i);
@@ -282,14 +283,14 @@ class ReferenceLogitsTest {
         int[] gen = c.ints("generated_tokens");
         JsonNode top = c.json().get("generated_top5_logits");
         try (InferenceSession s = model(c).newSession()) {
-            ForwardBatch b = new ForwardBatch(64);
+            StepBatch.Builder b = new StepBatch.Builder(64);
             b.addPrompt(0, 0, prompt, 0, prompt.length, true);
-            Logits l = s.forward(b);
+            Logits l = s.forward(b.build());
             for (int k = 0; k < top.size(); k++) {
                 assertTopLogits(c, "generated step " + k, top.get(k), l, 0);
                 b.clear();
                 b.add(0, prompt.length + k, gen[k], true);
-                l = s.forward(b);
+                l = s.forward(b.build());
             }
         }
     }

@@ -16,6 +16,7 @@ import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.kernel.Backends;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.block.LocalAllReduce;
+import ml.juno.engine.step.StepBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -52,12 +53,12 @@ class TensorParallelTest {
 
     /** Logits of the prompt's last row, then of one decode step, as one array. */
     private static float[] run(InferenceSession s) {
-        ForwardBatch b = new ForwardBatch(16);
+        StepBatch.Builder b = new StepBatch.Builder(16);
         b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
-        float[] first = s.forward(b).copyRow(0);
+        float[] first = s.forward(b.build()).copyRow(0);
         b.clear();
         b.add(0, PROMPT.length, 42, true);
-        float[] second = s.forward(b).copyRow(0);
+        float[] second = s.forward(b.build()).copyRow(0);
         float[] both = java.util.Arrays.copyOf(first, first.length + second.length);
         System.arraycopy(second, 0, both, first.length, second.length);
         return both;

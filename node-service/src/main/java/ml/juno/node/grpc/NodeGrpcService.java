@@ -8,6 +8,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import ml.juno.engine.EngineInfo;
+import ml.juno.node.runtime.ModelsDirectory;
 import ml.juno.node.runtime.ShardHolder;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.NodeService;
@@ -19,10 +20,13 @@ import ml.juno.node.v1.StatusRequest;
 import ml.juno.node.v1.StepRequest;
 import ml.juno.node.v1.StepResponse;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 /** gRPC edge of the node: maps proto to the runtime and back, no logic of its own. */
 @GrpcService
 public class NodeGrpcService implements NodeService {
+
+    private static final Logger LOG = Logger.getLogger(NodeGrpcService.class);
 
     @Inject
     ShardHolder shard;
@@ -32,6 +36,9 @@ public class NodeGrpcService implements NodeService {
 
     @ConfigProperty(name = "juno.node.reduce-timeout", defaultValue = "30s")
     Duration reduceTimeout;
+
+    @Inject
+    ModelsDirectoryConfig models;
 
     @Override
     public Uni<NodeStatus> getStatus(StatusRequest request) {
@@ -56,7 +63,23 @@ public class NodeGrpcService implements NodeService {
 
     @Override
     public Uni<ShardInfo> loadShard(LoadShardRequest request) {
-        return Uni.createFrom().completionStage(() -> shard.load(request))
+        // checked before the shard is touched: a request for a path this node may not open leaves the loaded shard serving
+        LoadShardRequest checked;
+        try {
+            LoadShardRequest.Builder b = request.toBuilder().setModelPath(models.directory().resolve(request.getModelPath()).toString());
+            // LoRA adapter files: the same rule as the model (inside the models directory, real paths)
+            for (int i = 0; i < b.getLoraPlayCount(); i++) {
+                b.setLoraPlay(i, b.getLoraPlay(i).toBuilder().setPath(models.directory().resolve(b.getLoraPlay(i).getPath()).toString()));
+            }
+            for (int i = 0; i < b.getLoraModulesCount(); i++) {
+                b.setLoraModules(i, b.getLoraModules(i).toBuilder().setPath(models.directory().resolve(b.getLoraModules(i).getPath()).toString()));
+            }
+            checked = b.build();
+        } catch (ModelsDirectory.ModelPathException e) {
+            LOG.warnf("LoadShard refused: %s", e.getMessage());
+            return Uni.createFrom().failure(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+        }
+        return Uni.createFrom().completionStage(() -> shard.load(checked))
                 .onFailure().transform(e -> {
                     Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                     return Status.FAILED_PRECONDITION.withDescription(c.getMessage()).asRuntimeException();

@@ -12,15 +12,12 @@ import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
-import ml.juno.engine.model.ForwardBatch;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.KvElement;
@@ -44,7 +41,6 @@ final class LoadedShard implements AutoCloseable {
     private final ActivationCodec codec;
     private final ActivationCodec logitCodec;
     private final StepAllReduce allReduce;
-    private final ForwardBatch batch;
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
@@ -60,7 +56,6 @@ final class LoadedShard implements AutoCloseable {
         this.codec = codec;
         this.logitCodec = ProtoMapping.codec(ml.juno.model.wire.ActivationDtype.FLOAT32, codec.order());
         this.allReduce = allReduce;
-        this.batch = new ForwardBatch(session.maxBatch());
         this.dim = model.config().dims().embedding();
         int layers = model.config().dims().layers();
         this.embeds = assignment.isTensorParallel() || assignment.layers().start() == 0;
@@ -159,23 +154,12 @@ final class LoadedShard implements AutoCloseable {
     }
 
     private void run(StepBatch b, Tensor activations, StepOutput.Builder out) {
-        StepRows rows = b.rows();
-        int n = rows.count();
-        if (n > batch.capacity()) {
-            throw new IllegalArgumentException("step " + b.stepId() + " has " + n + " rows; this shard takes " + batch.capacity());
-        }
-        if (embeds && !rows.hasTokens()) {
-            throw new IllegalArgumentException("step " + b.stepId() + ": this shard embeds and needs one token id per row, got none for "
-                    + n + " rows");
-        }
+        int n = b.rows().count(); // the session checks the rows against the shard
         for (int i = 0; i < n; i++) {
-            if (rows.adapter(i) > loraModules) {
-                throw new IllegalArgumentException("step " + b.stepId() + " row " + i + ": LoRA adapter " + rows.adapter(i)
+            if (b.rows().adapter(i) > loraModules) {
+                throw new IllegalArgumentException("step " + b.stepId() + " row " + i + ": LoRA adapter " + b.rows().adapter(i)
                         + ", but this shard was loaded with " + loraModules + " named adapters");
             }
-        }
-        for (SlotBlocks t : b.blockTables()) {
-            session.setBlockTable(t.slot(), t.blocks(), t.blocks().length);
         }
         if (!embeds) {
             if (ProtoMapping.rows(activations) != n || ProtoMapping.cols(activations) != dim) {
@@ -184,12 +168,7 @@ final class LoadedShard implements AutoCloseable {
             }
             ProtoMapping.decode(activations, session.hiddenStates(), 0);
         }
-        batch.clear();
-        for (int i = 0; i < n; i++) {
-            batch.add(rows.slots()[i], rows.positions()[i], embeds ? rows.tokenIds()[i] : 0, producesLogits && rows.needsLogits()[i],
-                    rows.adapter(i));
-        }
-        Logits logits = session.forward(batch);
+        Logits logits = session.forward(producesLogits ? b : b.withoutLogits()); // the batch as it came: the one step shape
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");

@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
-import ml.juno.model.step.StepBatch;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;

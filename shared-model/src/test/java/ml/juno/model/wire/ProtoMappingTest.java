@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteOrder;
 import java.util.List;
+import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.LayerRange;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.step.SlotBlocks;
-import ml.juno.model.step.StepBatch;
-import ml.juno.model.step.StepRows;
+import ml.juno.engine.step.SlotBlocks;
+import ml.juno.engine.step.StepRows;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.Tensor;
 import ml.juno.node.v1.TensorDtype;
@@ -64,18 +64,18 @@ class ProtoMappingTest {
 
     @Test
     void stepRowsWithLoraAdapters_roundTrip_andRowsWithoutThemSendNone() {
-        var rows = new ml.juno.model.step.StepRows(new int[] {0, 1, 2}, new int[] {0, 0, 5}, new int[] {7, 8, 9},
+        var rows = new ml.juno.engine.step.StepRows(new int[] {0, 1, 2}, new int[] {0, 0, 5}, new int[] {7, 8, 9},
                 new boolean[] {true, false, true}, new int[] {2, 0, 1});
-        var b = new ml.juno.model.step.StepBatch(4, rows, List.of());
+        var b = new ml.juno.engine.step.StepBatch(4, rows, List.of());
         var wire = ProtoMapping.toProto(b);
         assertEquals(List.of(2, 0, 1), wire.getAdaptersList());
         assertEquals(b, ProtoMapping.fromProto(wire));
         assertEquals(List.of(2, 0, 1), ProtoMapping.toProto(b.withoutTokens(), Tensor.getDefaultInstance()).getAdaptersList(),
                 "later pipeline stages get the adapters too");
-        var plain = new ml.juno.model.step.StepBatch(5, new ml.juno.model.step.StepRows(new int[] {0}, new int[] {0}, new int[] {7},
+        var plain = new ml.juno.engine.step.StepBatch(5, new ml.juno.engine.step.StepRows(new int[] {0}, new int[] {0}, new int[] {7},
                 new boolean[] {true}), List.of());
         assertEquals(0, ProtoMapping.toProto(plain).getAdaptersCount());
-        assertThrows(IllegalArgumentException.class, () -> new ml.juno.model.step.StepRows(new int[] {0, 1}, new int[] {0, 0},
+        assertThrows(IllegalArgumentException.class, () -> new ml.juno.engine.step.StepRows(new int[] {0, 1}, new int[] {0, 0},
                 new int[] {1, 2}, new boolean[] {true, true}, new int[] {1}));
     }
 

@@ -54,6 +54,9 @@ public final class AppLauncher implements AutoCloseable {
         cmd.add("-Xmx512m");
         cmd.add("-Dquarkus.http.port=" + port);
         cmd.add("-Dquarkus.http.host=127.0.0.1");
+        if (!props.containsKey("juno.node.models-dir")) { // nodes open models only under it (the coordinator app ignores it)
+            cmd.add("-Djuno.node.models-dir=" + Path.of(System.getProperty("juno.models.dir", "../models")).toAbsolutePath());
+        }
         props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(app.toString());

@@ -1,5 +1,6 @@
 package ml.juno.coordinator.api.dto;
 
+import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import jakarta.validation.Valid;
@@ -7,7 +8,6 @@ import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
-import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
@@ -16,7 +16,7 @@ import java.util.Map;
 
 /** {@code POST /v1/chat/completions} (OpenAI's fields and Juno's extensions, see {@link SamplingFields}). */
 public record ChatCompletionRequest(
-        @NotBlank String model,
+        @Size(min = 1, max = 256) String model, // omitted: the served model
         @NotEmpty @Size(max = 4096) List<@NotNull @Valid ChatMessageIn> messages,
         @JsonProperty("max_tokens") @Min(1) Integer maxTokens,
         @JsonProperty("max_completion_tokens") @Min(1) Integer maxCompletionTokens,
@@ -33,10 +33,10 @@ public record ChatCompletionRequest(
         Boolean stream,
         @JsonProperty("stream_options") @Valid StreamOptions streamOptions,
         @Size(max = 512) String user,
-        @JsonProperty("top_k") @Min(0) Integer topK,
+        @JsonProperty("top_k") @JsonAlias("x_juno_top_k") @Min(0) Integer topK,
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
-        @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
 
     /** {@code max_completion_tokens} wins over the deprecated {@code max_tokens}; 0 = until the context is full. */
     public int tokenLimit() {

@@ -1,5 +1,6 @@
 package ml.juno.coordinator.api.dto;
 
+import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import jakarta.validation.Valid;
@@ -7,7 +8,6 @@ import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
-import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Size;
@@ -17,7 +17,7 @@ import ml.juno.coordinator.service.PromptInput;
 
 /** {@code POST /v1/completions} (legacy text completions; {@code logprobs} is a count 0..5 here). */
 public record CompletionRequest(
-        @NotBlank String model,
+        @Size(min = 1, max = 256) String model, // omitted: the served model
         @NotNull @JsonDeserialize(using = PromptField.class) PromptInput prompt,
         @JsonProperty("max_tokens") @Min(1) Integer maxTokens,
         @DecimalMin("0") @DecimalMax("2") Double temperature,
@@ -33,10 +33,10 @@ public record CompletionRequest(
         Boolean stream,
         @JsonProperty("stream_options") @Valid StreamOptions streamOptions,
         @Size(max = 512) String user,
-        @JsonProperty("top_k") @Min(0) Integer topK,
+        @JsonProperty("top_k") @JsonAlias("x_juno_top_k") @Min(0) Integer topK,
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
-        @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
 
     public int tokenLimit() {
         return maxTokens != null ? maxTokens : Limits.DEFAULT_COMPLETION_TOKENS;

@@ -16,7 +16,8 @@ import ml.juno.coordinator.tokenizer.ChatMessage;
 
 /**
  * From validated request records to the service's terms, with OpenAI's defaults: temperature 1, top_p 1,
- * no penalties, a random seed when none is given, n = 1. Checks that span fields live here and fail with
+ * no penalties, a random seed when none is given, n = 1 (max_tokens, temperature, top_k and top_p from the server's
+ * {@link RequestDefaults} where it was started with them). Checks that span fields live here and fail with
  * {@link InvalidRequestException} naming the field.
  */
 public final class RequestMapping {
@@ -37,26 +38,39 @@ public final class RequestMapping {
     }
 
     public static GenerationOptions chatOptions(ChatCompletionRequest r) {
+        return chatOptions(r, RequestDefaults.OPENAI);
+    }
+
+    /** As {@link #chatOptions(ChatCompletionRequest)}, with the server's defaults for the fields the request leaves out. */
+    public static GenerationOptions chatOptions(ChatCompletionRequest r, RequestDefaults defaults) {
         if (r.topLogprobs() != null && !Boolean.TRUE.equals(r.logprobs())) {
             throw new InvalidRequestException("top_logprobs", "top_logprobs requires logprobs to be true");
         }
-        return options(r, r.tokenLimit(), r.logprobCount());
+        int limit = r.maxCompletionTokens() != null || r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
+        return options(r, limit, r.logprobCount(), defaults);
     }
 
     public static GenerationOptions completionOptions(CompletionRequest r) {
+        return completionOptions(r, RequestDefaults.OPENAI);
+    }
+
+    /** As {@link #completionOptions(CompletionRequest)}, with the server's defaults for the fields the request leaves out. */
+    public static GenerationOptions completionOptions(CompletionRequest r, RequestDefaults defaults) {
         if (Boolean.TRUE.equals(r.echo())) {
             throw new InvalidRequestException("echo", "echo is not supported");
         }
-        return options(r, r.tokenLimit(), r.logprobCount());
+        int limit = r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
+        return options(r, limit, r.logprobCount(), defaults);
     }
 
-    private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs) {
+    private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs, RequestDefaults defaults) {
         if (r.streamOptions() != null && !r.streaming()) {
             throw new InvalidRequestException("stream_options", "stream_options is only allowed when stream is true");
         }
-        float temperature = r.temperature() != null ? r.temperature().floatValue() : 1f;
-        float topP = r.topP() != null ? r.topP().floatValue() : 1f;
-        int topK = r.topK() != null ? r.topK() : 0;
+        float temperature = r.temperature() != null ? r.temperature().floatValue()
+                : defaults.temperature() != null ? defaults.temperature().floatValue() : 1f;
+        float topP = r.topP() != null ? r.topP().floatValue() : defaults.topP() != null ? defaults.topP().floatValue() : 1f;
+        int topK = r.topK() != null ? r.topK() : defaults.topK() != null ? defaults.topK() : 0;
         if (topP == 0f) { // "only the most likely token": top-k 1
             topP = 1f;
             topK = 1;

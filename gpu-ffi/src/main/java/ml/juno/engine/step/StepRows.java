@@ -1,4 +1,4 @@
-package ml.juno.model.step;
+package ml.juno.engine.step;
 
 import java.util.Arrays;
 
@@ -78,6 +78,11 @@ public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] n
     /** The same rows without token ids, for a stage that takes activations. */
     public StepRows withoutTokens() {
         return new StepRows(slots, positions, NONE, needsLogits, adapters);
+    }
+
+    /** The same rows with no logits wanted. */
+    public StepRows withoutLogits() {
+        return new StepRows(slots, positions, tokenIds, new boolean[slots.length], adapters);
     }
 
     @Override

@@ -1,4 +1,4 @@
-package ml.juno.model.step;
+package ml.juno.engine.step;
 
 import java.util.Arrays;
 

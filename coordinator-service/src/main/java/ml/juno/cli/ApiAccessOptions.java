@@ -1,0 +1,81 @@
+package ml.juno.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import ml.juno.coordinator.security.ApiKeys;
+import ml.juno.coordinator.security.RateLimitSpec;
+import picocli.CommandLine.Option;
+
+/**
+ * Who may use a server's API: {@code --api-key-file}, {@code --api-key}, {@code --metrics-public}, {@code --rate-limit}
+ * (the servers: {@code local}, {@code cluster}, {@code coordinator}). Keys reach the server JVM through its environment
+ * ({@code JUNO_API_KEYS}), never on its command line, where {@code ps} would show them.
+ */
+final class ApiAccessOptions {
+
+    @Option(names = "--api-key-file", paramLabel = "FILE", defaultValue = "${env:JUNO_API_KEY_FILE}", description = "API keys, one a line (name:key or key; # comments); "
+            + "re-read when the file changes, so a removed key stops working. With keys set, /v1 and /q/metrics need 'Authorization: Bearer KEY' "
+            + "(env JUNO_API_KEY_FILE).")
+    Path keyFile;
+
+    @Option(names = "--api-key", paramLabel = "KEY", description = "An API key (name:key or key); repeatable. Also env JUNO_API_KEYS (comma-separated).")
+    List<String> keys = List.of();
+
+    @Option(names = "--metrics-public", description = "Serve /q/metrics without a key even when keys are set.")
+    boolean metricsPublic;
+
+    @Option(names = "--rate-limit", paramLabel = "LIMITS", defaultValue = "${env:JUNO_RATE_LIMIT}", description = "Per-key limits, e.g. 60rpm,200000tpm (requests and tokens per minute); "
+            + "past them 429 with Retry-After (env JUNO_RATE_LIMIT).")
+    String rateLimit;
+
+    /** The server's {@code juno.api.*} system properties; bad values are a one-line error. */
+    Map<String, String> properties() {
+        Map<String, String> props = new LinkedHashMap<>();
+        if (keyFile != null) {
+            if (!Files.isRegularFile(keyFile) || !Files.isReadable(keyFile)) {
+                throw new CliException("--api-key-file " + keyFile + " is not a readable file");
+            }
+            props.put("juno.api.key-file", keyFile.toAbsolutePath().toString());
+        }
+        if (metricsPublic) {
+            props.put("juno.api.metrics-public", "true");
+        }
+        if (rateLimit != null) {
+            try {
+                RateLimitSpec.parse(rateLimit);
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage());
+            }
+            props.put("juno.api.rate-limit", rateLimit);
+        }
+        environment(); // bad keys fail here, before anything starts
+        return props;
+    }
+
+    /** The server's environment additions: {@code JUNO_API_KEYS} with the {@code --api-key}s and any inherited ones. */
+    Map<String, String> environment() {
+        StringBuilder all = new StringBuilder();
+        String inherited = System.getenv("JUNO_API_KEYS");
+        if (inherited != null && !inherited.isBlank()) {
+            all.append(inherited);
+        }
+        for (String k : keys) {
+            if (!all.isEmpty()) {
+                all.append(',');
+            }
+            all.append(k);
+        }
+        if (all.isEmpty()) {
+            return Map.of();
+        }
+        try {
+            ApiKeys.parse(all.toString(), true, "--api-key / JUNO_API_KEYS");
+        } catch (IllegalArgumentException e) {
+            throw new CliException(e.getMessage());
+        }
+        return Map.of("JUNO_API_KEYS", all.toString());
+    }
+}
