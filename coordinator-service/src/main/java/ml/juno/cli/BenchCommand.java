@@ -65,6 +65,9 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     ExpertCacheOption expertCache = new ExpertCacheOption();
 
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
     @Option(names = {"-t", "--threads"}, defaultValue = "0", description = "Compute threads (default: all cores).")
     int threads;
 
@@ -207,11 +210,21 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private static Model load(GgufFile file, EngineOptions options) {
+    private Model load(GgufFile file, EngineOptions options) {
+        Model m;
         try {
-            return Model.load(file, options, Backends::select);
+            m = Model.load(file, options, Backends::select);
         } catch (IllegalArgumentException e) {
             throw new CliException("cannot run " + file.path() + ": " + e.getMessage());
+        }
+        try {
+            if (!lora.loraPlay.isEmpty()) {
+                ml.juno.engine.lora.LoraPlan.apply(m, ml.juno.engine.lora.LoraAdapters.play(lora.specs(), file));
+            }
+            return m;
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            m.close();
+            throw new CliException(e.getMessage());
         }
     }
 
@@ -257,7 +270,7 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<Level> levels = new ArrayList<>();
         BackendInfo ran;
-        try (InferenceEngine engine = EngineAssembly.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))) {
             ran = engine.backend();
             if (p + n > engine.info().contextLength()) {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());

@@ -4,10 +4,18 @@ import java.util.Map;
 import ml.juno.coordinator.cluster.Parallelism;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.ProtoMapping;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** How a coordinator splits the model over its nodes: {@code --pType}, {@code --dtype}, {@code --byteOrder}. */
 final class ClusterOptions {
+
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
+    @Mixin
+    LoraModulesOption loraModules = new LoraModulesOption();
+
 
     @Option(names = "--pType", defaultValue = "${env:PTYPE:-pipeline}", description = "pipeline or tensor (default: ${DEFAULT-VALUE}, env PTYPE).")
     String parallelism;
@@ -64,6 +72,14 @@ final class ClusterOptions {
                     "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode)));
             if (tlsDir != null) {
                 props.put("juno.cluster.tls-dir", tlsDir(tlsDir).toString());
+            }
+            String play = lora.property();
+            if (play != null) {
+                props.put("juno.lora-play", play); // each node plays its part of every adapter
+            }
+            String modules = loraModules.modulesProperty();
+            if (modules != null) {
+                props.put("juno.lora-modules", modules);
             }
             return props;
         } catch (IllegalArgumentException e) {

@@ -47,6 +47,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     ExpertCacheOption expertCache = new ExpertCacheOption();
 
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
     @Option(names = {"--prompt", "-p"}, required = true, paramLabel = "TEXT", description = "The prompt (BOS added when the model asks for it).")
     String prompt;
 
@@ -96,7 +99,7 @@ final class GenerateCommand implements Callable<Integer> {
         expertCache.applyToThisJvm();
         EngineConfig config = new EngineConfig(model.resolve(), threads, 0, CacheTypes.parse(cacheType), 0, 1, 512, 1);
         PrintWriter out = spec.commandLine().getOut();
-        try (InferenceEngine engine = EngineAssembly.open(config)) {
+        try (InferenceEngine engine = EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))) {
             int[] promptTokens = engine.tokenizer().encode(prompt);
             int context = engine.info().contextLength();
             if (promptTokens.length >= context) {

@@ -59,6 +59,12 @@ final class LocalCommand implements Callable<Integer> {
     VerboseOption verbose = new VerboseOption();
 
     @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
+    @Mixin
+    LoraModulesOption loraModules = new LoraModulesOption();
+
+    @Mixin
     JfrOptions jfr = new JfrOptions();
 
     @Mixin
@@ -168,6 +174,14 @@ final class LocalCommand implements Callable<Integer> {
         props.putAll(generationProps);
         props.putAll(access.properties());
         props.putAll(drain.properties());
+        String play = lora.property();
+        if (play != null) {
+            props.put("juno.lora-play", play);
+        }
+        String modules = loraModules.modulesProperty();
+        if (modules != null) {
+            props.put("juno.lora-modules", modules);
+        }
         if (maxSequences != null) {
             if (maxSequences < 1) {
                 throw new CliException("--max-sequences must be >= 1, got " + maxSequences);

@@ -189,6 +189,69 @@ class NodeServiceTest {
         assertTrue(o.getError().contains("not covered"), o.getError());
     }
 
+    @Test
+    @Order(8)
+    void shardPlayingALoraAdapter_returnsTheAdaptedLogits_andAMissingAdapterFailsTheLoad() throws Exception {
+        // adapters are opened under the node's models directory only, like the model
+        Path file = java.nio.file.Files.createTempFile(MODEL.getParent(), ".node-test-", ".lora");
+        Path outside = java.nio.file.Files.createTempFile("node-test-outside", ".lora");
+        try {
+            ml.juno.engine.lora.LoraAdapter a;
+            try (GgufFile f = GgufFile.open(MODEL)) {
+                var fp = ml.juno.engine.lora.BaseFingerprint.of(f);
+                java.util.SplittableRandom rnd = new java.util.SplittableRandom(9);
+                List<ml.juno.engine.lora.LoraPair> pairs = new java.util.ArrayList<>();
+                for (int l = 0; l < fp.shapes().layers(); l++) {
+                    int[] d = ml.juno.engine.lora.LoraPair.dims(ml.juno.engine.model.block.Projection.V, fp.shapes());
+                    float[] x = new float[2 * d[0]];
+                    float[] y = new float[d[1] * 2];
+                    for (int i = 0; i < x.length; i++) {
+                        x[i] = (float) rnd.nextDouble(-0.3, 0.3);
+                    }
+                    for (int i = 0; i < y.length; i++) {
+                        y[i] = (float) rnd.nextDouble(-0.3, 0.3);
+                    }
+                    pairs.add(new ml.juno.engine.lora.LoraPair(l, ml.juno.engine.model.block.Projection.V, 2, d[0], d[1], x, y));
+                }
+                a = new ml.juno.engine.lora.LoraAdapter(new ml.juno.engine.lora.LoraAdapter.Header(
+                        ml.juno.engine.lora.LoraAdapter.FORMAT_VERSION, fp, java.util.EnumSet.of(ml.juno.engine.model.block.Projection.V),
+                        2, 2f, false, java.util.Map.of()), pairs);
+            }
+            ml.juno.engine.lora.LoraFile.write(file, a);
+            ml.juno.engine.lora.LoraFile.write(outside, a);
+            StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> node.loadShard(load(0, 5)
+                    .addLoraPlay(ml.juno.node.v1.LoraPlay.newBuilder().setPath(outside.toString()).setScale(1f)).build())
+                    .await().atMost(WAIT));
+            assertTrue(refused.getStatus().getDescription().contains("models directory"), refused.getStatus().toString());
+            ShardInfo info = node.loadShard(load(0, 5).addLoraPlay(ml.juno.node.v1.LoraPlay.newBuilder()
+                    .setPath(file.toString()).setScale(1.5f)).build()).await().atMost(WAIT);
+            StepOutput o = step(batch(0, false));
+            assertEquals("", o.getError());
+            float[] got = new float[info.getVocab()];
+            ProtoMapping.decode(o.getLogits(), got, 0);
+            float[] want;
+            try (GgufFile f = GgufFile.open(MODEL);
+                 Model m = Model.load(f, new EngineOptions(1, 64, KvType.F32, 16, 2), new ShardSpec(0, 5, 0, 1), Backends::select);
+                 InferenceSession s = m.newPagedSession(new KvPaging(16, 8))) {
+                ml.juno.engine.lora.LoraPlan.apply(m, List.of(new ml.juno.engine.lora.LoraPlan.Played(a, 1.5f, 0)));
+                s.setBlockTable(0, new int[] {0, 1}, 2);
+                var b = new ml.juno.engine.step.StepBatch.Builder(16);
+                b.addPrompt(0, 0, PROMPT, 0, PROMPT.length, true);
+                want = s.forward(b.build()).copyRow(0);
+            }
+            assertArrayEquals(want, got);
+            assertFalse(java.util.Arrays.equals(reference(new ShardSpec(0, 5, 0, 1)), got), "the adapter changes the logits");
+
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> node.loadShard(load(0, 5)
+                    .addLoraPlay(ml.juno.node.v1.LoraPlay.newBuilder().setPath("/no/such/adapter.lora").setScale(1f)).build())
+                    .await().atMost(WAIT));
+            assertTrue(e.getStatus().getDescription().contains("/no/such/adapter.lora"), e.getStatus().toString());
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+            java.nio.file.Files.deleteIfExists(outside);
+        }
+    }
+
     private StepOutput step(StepBatch b) {
         List<StepResponse> r = node.step(Multi.createFrom().item(StepRequest.newBuilder().setBatch(b).build()))
                 .collect().asList().await().atMost(WAIT);

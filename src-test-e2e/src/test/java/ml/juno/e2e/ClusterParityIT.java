@@ -1,6 +1,7 @@
 package ml.juno.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteOrder;
@@ -115,6 +116,46 @@ class ClusterParityIT {
         assertEquals(local(STORIES, TP_PROMPTS, TP_TOKENS),
                 cluster(STORIES, Parallelism.TENSOR, 3, ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN, TP_PROMPTS, TP_TOKENS),
                 "stories260K, tensor parallel over 3 nodes (uneven)");
+    }
+
+    /** Greedy tokens of the first two prompts with the played adapter, then with named adapter 1 on top. */
+    static List<List<Integer>> withLora(InferenceEngine e) throws Exception {
+        List<List<Integer>> out = new java.util.ArrayList<>();
+        for (String prompt : PROMPTS.subList(0, 2)) {
+            out.add(Greedy.tokens(e, prompt, TP_TOKENS, 0));
+            out.add(Greedy.tokens(e, prompt, TP_TOKENS, 1));
+        }
+        return out;
+    }
+
+    @Test
+    void loraPlayedAndNamed_overPipelineAndTensorClusters_givesTheLocalGreedyTokens() throws Exception {
+        // adapters live in the nodes' models directory, like the model
+        Path play = java.nio.file.Files.createTempFile(MODELS, ".parity-play-", ".lora");
+        Path named = java.nio.file.Files.createTempFile(MODELS, ".parity-named-", ".lora");
+        try {
+            ml.juno.e2e.harness.RandomLora.write(play, STORIES, 11);
+            ml.juno.e2e.harness.RandomLora.write(named, STORIES, 12);
+            var lora = new ml.juno.coordinator.engine.EngineLora(List.of(new ml.juno.engine.lora.LoraAdapters.Spec(play, 0.8f)),
+                    List.of(new ml.juno.engine.lora.LoraAdapters.Module("tuned", named)));
+            EngineConfig ec = engineConfig(STORIES);
+            List<List<Integer>> want;
+            try (InferenceEngine e = EngineAssembly.open(ec, lora)) {
+                want = withLora(e);
+            }
+            assertNotEquals(local(STORIES, 2, TP_TOKENS), List.of(want.get(0), want.get(2)), "the played adapter changes the tokens");
+            for (Parallelism p : List.of(Parallelism.PIPELINE, Parallelism.TENSOR)) {
+                List<NodeAddress> addresses = nodes.addresses(2).stream().map(NodeAddress::parse).toList();
+                ClusterConfig cc = new ClusterConfig(addresses, p, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
+                        new ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
+                try (InferenceEngine e = EngineAssembly.open(ec, ClusterExecutor.factory(cc, ec, lora), lora)) {
+                    assertEquals(want, withLora(e), "stories260K with LoRA, " + p + " over 2 nodes");
+                }
+            }
+        } finally {
+            java.nio.file.Files.deleteIfExists(play);
+            java.nio.file.Files.deleteIfExists(named);
+        }
     }
 
     @Test

@@ -27,7 +27,8 @@ public class ModelsResource {
     /** The served model; an empty list while it is loading. */
     @GET
     public ModelCard.Listing list() {
-        return ModelCard.Listing.of(engines.current().map(ModelCard::of).map(List::of).orElse(List.of()));
+        return ModelCard.Listing.of(engines.current()
+                .map(m -> m.withAdapters().stream().map(ModelCard::of).toList()).orElse(List.of()));
     }
 
     @GET

@@ -56,11 +56,30 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
 
     /** Builds the executor of an engine over {@code cluster}, with the engine's slots, batch and KV settings. */
     public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine) {
-        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks);
+        return factory(cluster, engine, ml.juno.coordinator.engine.EngineLora.NONE);
+    }
+
+    /**
+     * {@link #factory(ClusterConfig, EngineConfig)} with LoRA adapters every node plays (its layers, or its tensor
+     * slice); the files must be readable on the nodes at the same paths, like the model.
+     */
+    public static ExecutorFactory factory(ClusterConfig cluster, EngineConfig engine, ml.juno.coordinator.engine.EngineLora lora) {
+        return (file, model, context, kvBlocks) -> open(cluster, engine, file, model, context, kvBlocks, lora);
     }
 
     static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
                                 int kvBlocks) throws IOException {
+        return open(config, engine, file, model, context, kvBlocks, ml.juno.coordinator.engine.EngineLora.NONE);
+    }
+
+    static ClusterExecutor open(ClusterConfig config, EngineConfig engine, GgufFile file, ModelConfig model, int context,
+                                int kvBlocks, ml.juno.coordinator.engine.EngineLora lora) throws IOException {
+        for (var spec : lora.play()) {
+            ml.juno.engine.lora.LoraAdapters.load(spec.path(), file); // refused here, before any node loads
+        }
+        for (var m : lora.modules()) {
+            ml.juno.engine.lora.LoraAdapters.load(m.path(), file);
+        }
         int layers = model.dims().layers();
         int n = config.nodes().size();
         // impossible layouts are refused here, before any node is asked to load (the engine exits on them at start)
@@ -85,6 +104,10 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
                 .setKvBlocks(kvBlocks)
                 .setKvElement(engine.kvType() == KvType.F16 ? KvElement.KV_ELEMENT_F16 : KvElement.KV_ELEMENT_F32)
                 .setThreads(config.threadsPerNode())
+                .addAllLoraPlay(lora.play().stream().map(l -> ml.juno.node.v1.LoraPlay.newBuilder()
+                        .setPath(l.path().toAbsolutePath().toString()).setScale(l.scale()).build()).toList())
+                .addAllLoraModules(lora.modules().stream().map(m -> ml.juno.node.v1.LoraPlay.newBuilder()
+                        .setPath(m.path().toAbsolutePath().toString()).setScale(1f).build()).toList())
                 .build();
         NodeCluster cluster = new NodeCluster(config, assignments, base);
         try {

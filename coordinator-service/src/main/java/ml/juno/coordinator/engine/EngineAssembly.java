@@ -1,10 +1,13 @@
 package ml.juno.coordinator.engine;
 
 import java.io.IOException;
+import java.util.List;
 import ml.juno.coordinator.tokenizer.ChatTemplate;
 import ml.juno.coordinator.tokenizer.ChatTemplates;
 import ml.juno.coordinator.tokenizer.Tokenizer;
 import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.lora.LoraAdapters;
+import ml.juno.engine.lora.LoraPlan;
 import ml.juno.engine.gguf.GgufKeys;
 import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.kernel.Backends;
@@ -24,7 +27,8 @@ import ml.juno.engine.model.ModelConfig;
 public final class EngineAssembly {
 
     /** What every engine is built from, whichever executor computes its steps. */
-    record Parts(EngineConfig config, GgufFile file, ModelInfo info, Tokenizer tokenizer, ChatTemplate chatTemplate) {
+    record Parts(EngineConfig config, GgufFile file, ModelInfo info, Tokenizer tokenizer, ChatTemplate chatTemplate,
+                 EngineLora lora) {
     }
 
     /** The executor of an engine, what closes the compute behind it, and the KV pool it was sized for. */
@@ -47,7 +51,15 @@ public final class EngineAssembly {
      * @throws IOException when the file cannot be read or is not a model this engine runs (the message says why)
      */
     public static InferenceEngine open(EngineConfig config) throws IOException {
-        return assemble(config, (file, model, context, kvBlocks) -> local(config, file, context, kvBlocks));
+        return open(config, EngineLora.NONE);
+    }
+
+    /**
+     * {@link #open(EngineConfig)} playing the LoRA adapters {@code lora} on every request (summed; each checked against
+     * the model before the engine starts).
+     */
+    public static InferenceEngine open(EngineConfig config, EngineLora lora) throws IOException {
+        return assemble(config, lora, (file, model, context, kvBlocks) -> local(config, file, context, kvBlocks, lora));
     }
 
     /**
@@ -56,11 +68,19 @@ public final class EngineAssembly {
      * be lost, so the loop forgets every cached prefix before the next step ({@link Executor#kvEpoch}).
      */
     public static InferenceEngine open(EngineConfig config, ExecutorFactory factory) throws IOException {
-        return assemble(config, (file, model, context, kvBlocks) ->
+        return open(config, factory, EngineLora.NONE);
+    }
+
+    /**
+     * {@link #open(EngineConfig, ExecutorFactory)} whose executor (the nodes) plays {@code lora}; the engine maps the
+     * named adapters' ids.
+     */
+    public static InferenceEngine open(EngineConfig config, ExecutorFactory factory, EngineLora lora) throws IOException {
+        return assemble(config, lora, (file, model, context, kvBlocks) ->
                 new Compute(factory.open(file, model, context, kvBlocks), () -> { }, kvBlocks));
     }
 
-    private static InferenceEngine assemble(EngineConfig config, ComputeFactory computeFactory) throws IOException {
+    private static InferenceEngine assemble(EngineConfig config, EngineLora lora, ComputeFactory computeFactory) throws IOException {
         GgufFile file = GgufFile.open(config.modelPath());
         Compute compute = null;
         try {
@@ -71,7 +91,7 @@ public final class EngineAssembly {
                     : Math.min(mc.dims().contextLength(), EngineOptions.DEFAULT_MAX_CONTEXT);
             int blocks = kvBlocks(config, context, mc);
             compute = computeFactory.open(file, mc, context, blocks);
-            Parts parts = new Parts(config, file, info(file, mc, context, config), tokenizer, template);
+            Parts parts = new Parts(config, file, info(file, mc, context, config), tokenizer, template, lora);
             return InferenceEngine.start(parts, compute);
         } catch (IllegalArgumentException | IllegalStateException | OutOfMemoryError e) {
             closeQuietly(compute, file);
@@ -83,11 +103,20 @@ public final class EngineAssembly {
     }
 
     /** The model and a paged session whose pool has the block ids the scheduler hands out. */
-    private static Compute local(EngineConfig config, GgufFile file, int context, int blocks) {
+    private static Compute local(EngineConfig config, GgufFile file, int context, int blocks, EngineLora lora) {
         int threads = config.threads() > 0 ? config.threads() : Runtime.getRuntime().availableProcessors();
         Model model = Model.load(file, new EngineOptions(threads, context, config.kvType(), config.maxBatchTokens(),
                 config.maxSequences()), Backends::select);
         try {
+            if (!lora.isEmpty()) {
+                try {
+                    List<LoraPlan.Played> all = new java.util.ArrayList<>(LoraAdapters.play(lora.play(), file));
+                    all.addAll(LoraAdapters.modules(lora.modules(), file));
+                    LoraPlan.apply(model, all);
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
             InferenceSession session = model.newPagedSession(new KvPaging(InferenceEngine.KV_BLOCK_SIZE, blocks));
             return new Compute(new LocalExecutor(session, InferenceEngine.KV_BLOCK_SIZE), () -> {
                 session.close();

@@ -39,6 +39,7 @@ public final class InferenceEngine implements AutoCloseable {
     private final int kvBlocks;
     private final Object lifecycle = new Object();
     private volatile boolean closed;
+    private final EngineLora lora;
 
     private InferenceEngine(EngineAssembly.Parts parts, EngineAssembly.Compute compute) {
         this.config = parts.config();
@@ -46,6 +47,7 @@ public final class InferenceEngine implements AutoCloseable {
         this.info = parts.info();
         this.tokenizer = parts.tokenizer();
         this.chatTemplate = parts.chatTemplate();
+        this.lora = parts.lora();
         this.executor = compute.executor();
         this.closeCompute = compute.close();
         this.kvBlocks = compute.kvBlocks();
@@ -60,6 +62,11 @@ public final class InferenceEngine implements AutoCloseable {
         InferenceEngine engine = new InferenceEngine(parts, compute);
         engine.loop.start();
         return engine;
+    }
+
+    /** The LoRA adapters this engine serves. */
+    public EngineLora lora() {
+        return lora;
     }
 
     /** The file name without {@code .gguf}. */
@@ -107,6 +114,12 @@ public final class InferenceEngine implements AutoCloseable {
      *                                  vocabulary)
      */
     public SubmitResult submit(RequestOutput request, List<GenerationRequest> choices) {
+        for (GenerationRequest c : choices) {
+            if (c.adapter() > lora.modules().size()) {
+                throw new IllegalArgumentException("LoRA adapter " + c.adapter() + " is not one of the engine's "
+                        + lora.modules().size() + " named adapters");
+            }
+        }
         synchronized (lifecycle) {
             if (closed) {
                 return new SubmitResult.Rejected(Duration.ZERO, "engine is shutting down");

@@ -105,6 +105,11 @@ public final class KvCacheManager {
      *         enough blocks (nothing is changed then)
      */
     public int admit(BlockTable table, int[] tokens, int length, int maxNewTokens) {
+        return admit(table, tokens, length, maxNewTokens, 0);
+    }
+
+    /** {@link #admit(BlockTable, int[], int, int)} for a sequence of named LoRA adapter {@code adapter} (its own prefix chain). */
+    public int admit(BlockTable table, int[] tokens, int length, int maxNewTokens, int adapter) {
         if (table.blockCount() != 0) {
             throw new IllegalStateException("admit needs an empty block table, got " + table);
         }
@@ -116,7 +121,7 @@ public final class KvCacheManager {
         }
         long evictionsBefore = evictions;
         int lookupBlocks = prefixCaching ? (length - 1) / blockSize : 0;
-        long parent = PrefixHash.ROOT;
+        long parent = PrefixHash.root(adapter);
         int hits = 0;
         while (hits < lookupBlocks) {
             long h = PrefixHash.of(parent, tokens, hits * blockSize, blockSize);
@@ -173,12 +178,17 @@ public final class KvCacheManager {
      * @param tokens the sequence's tokens, at least {@code computedTokens} of them
      */
     public void commit(BlockTable table, int[] tokens, int computedTokens) {
+        commit(table, tokens, computedTokens, 0);
+    }
+
+    /** {@link #commit(BlockTable, int[], int)} for a sequence of named LoRA adapter {@code adapter}. */
+    public void commit(BlockTable table, int[] tokens, int computedTokens, int adapter) {
         if (!prefixCaching) {
             return;
         }
         int full = Math.min(computedTokens / blockSize, table.blockCount());
         for (int b = table.hashedCount(); b < full; b++) {
-            long parent = b == 0 ? PrefixHash.ROOT : table.hash(b - 1);
+            long parent = b == 0 ? PrefixHash.root(adapter) : table.hash(b - 1);
             long h = PrefixHash.of(parent, tokens, b * blockSize, blockSize);
             table.setHash(b, h);
             int block = table.block(b);

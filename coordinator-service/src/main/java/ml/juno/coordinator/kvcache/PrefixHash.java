@@ -12,6 +12,14 @@ final class PrefixHash {
     private PrefixHash() {
     }
 
+    /**
+     * The parent hash of the first block of a sequence computed with named LoRA adapter {@code adapter}: {@link #ROOT}
+     * for none, a different chain for each adapter, so the same tokens under another adapter never share KV blocks.
+     */
+    static long root(int adapter) {
+        return adapter == 0 ? ROOT : fmix(ROOT ^ (adapter * 0x9E3779B97F4A7C15L));
+    }
+
     static long of(long parent, int[] tokens, int from, int len) {
         long h = fmix(parent ^ 0x9E3779B97F4A7C15L);
         for (int i = 0; i < len; i++) {

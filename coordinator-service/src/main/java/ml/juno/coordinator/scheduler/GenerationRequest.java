@@ -12,10 +12,20 @@ import ml.juno.coordinator.sampling.StopCondition;
  *                     on text by the caller)
  * @param priority     lower runs first (as vLLM); equal priorities run in arrival order
  * @param logprobs     -1: none; otherwise the chosen token's log-probability plus this many alternatives (0..20)
+ * @param adapter      the named LoRA adapter the sequence is computed with (0: none); part of its prefix-cache keys
  */
 public record GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority,
-                                int logprobs) {
+                                int logprobs, int adapter) {
+
+    /** A request without a named adapter. */
+    public GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority, int logprobs) {
+        this(promptTokens, sampling, stop, priority, logprobs, 0);
+    }
+
     public GenerationRequest {
+        if (adapter < 0) {
+            throw new IllegalArgumentException("negative LoRA adapter id " + adapter);
+        }
         if (promptTokens == null || promptTokens.length == 0) {
             throw new IllegalArgumentException("prompt must have at least one token");
         }

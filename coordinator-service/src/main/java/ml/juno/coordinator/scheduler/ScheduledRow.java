@@ -13,7 +13,13 @@ import ml.juno.coordinator.sampling.SamplerState;
  * @param sampler    the sequence's sampling state, for the engine to draw the next token with when the row
  *                   needs logits (its generator and suppressed tokens are set for this step)
  */
-public record ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv, SamplerState sampler) {
+public record ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv, SamplerState sampler, int adapter) {
+
+    /** A row without a named LoRA adapter. */
+    public ScheduledRow(long sequenceId, int slot, TokenChunk chunk, KvPlacement kv, SamplerState sampler) {
+        this(sequenceId, slot, chunk, kv, sampler, 0);
+    }
+
     public ScheduledRow {
         if (sampler == null) {
             throw new IllegalArgumentException("a row needs its sequence's sampler state");

@@ -241,7 +241,7 @@ public final class Scheduler {
         // 3. admit waiting sequences
         while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
             Sequence seq = nextWaiting();
-            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget);
+            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter());
             if (cached < 0) {
                 break; // the best waiting sequence does not fit; nobody overtakes it
             }
@@ -299,7 +299,7 @@ public final class Scheduler {
                 continue; // finished, cancelled or preempted since the plan was made
             }
             seq.numComputed += row.tokenCount();
-            kv.commit(seq.blocks, seq.tokens(), seq.numComputed);
+            kv.commit(seq.blocks, seq.tokens(), seq.numComputed, seq.request.adapter());
             if (!row.needsLogits()) {
                 continue;
             }
@@ -375,7 +375,7 @@ public final class Scheduler {
         }
         int[] blocks = Arrays.copyOf(seq.blocks.toArray(), kv.blocksFor(start + count));
         return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits),
-                new KvPlacement(kv.blockSize(), blocks), seq.sampler);
+                new KvPlacement(kv.blockSize(), blocks), seq.sampler, seq.request.adapter());
     }
 
     /** The waiting sequence to admit next: best priority, then the group with the fewest running, then arrival. */

@@ -41,6 +41,8 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
         int[] positions = new int[n];
         int[] tokens = new int[n];
         boolean[] logits = new boolean[n];
+        int[] adapters = new int[n];
+        boolean anyAdapter = false;
         List<SlotBlocks> tables = new ArrayList<>(rows.size());
         int k = 0;
         for (ScheduledRow r : rows) {
@@ -51,10 +53,14 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
                 positions[k] = c.position(i);
                 tokens[k] = ids[i];
                 logits[k] = c.needsLogits() && i == ids.length - 1;
+                adapters[k] = r.adapter();
+                anyAdapter |= r.adapter() != 0;
             }
             tables.add(new SlotBlocks(r.slot(), r.kv().blockTable()));
         }
-        return new StepBatch(stepId, new StepRows(slots, positions, tokens, logits), tables);
+        StepRows stepRows = anyAdapter ? new StepRows(slots, positions, tokens, logits, adapters)
+                : new StepRows(slots, positions, tokens, logits);
+        return new StepBatch(stepId, stepRows, tables);
     }
 
     /** Rows whose logits the engine must return. */

@@ -68,9 +68,14 @@ public class EngineProducer {
         long t0 = System.nanoTime();
         try {
             EngineConfig ec = engineConfig(path);
+            java.util.List<ml.juno.engine.lora.LoraAdapters.Spec> play = config.loraPlay().orElse(java.util.List.of()).stream()
+                    .map(ml.juno.engine.lora.LoraAdapters.Spec::parse).toList();
+            java.util.List<ml.juno.engine.lora.LoraAdapters.Module> modules = ml.juno.engine.lora.LoraAdapters.Module.parseList(
+                    String.join(",", config.loraModules().orElse(java.util.List.of())));
+            ml.juno.coordinator.engine.EngineLora lora = new ml.juno.coordinator.engine.EngineLora(play, modules);
             InferenceEngine engine = cluster.nodes().isPresent()
-                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec)) // compute on the nodes
-                    : EngineAssembly.open(ec);
+                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec, lora)) // compute on the nodes
+                    : EngineAssembly.open(ec, lora);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));
             state = "ready";

@@ -44,10 +44,14 @@ public class GenerationService {
     /** The served model if {@code model} names it or is null (omitted: the old API's habit); 404 otherwise, 503 while none is ready. */
     public ServedModel model(String model) {
         ServedModel served = engines.require();
-        if (model != null && !served.id().equals(model)) { // no model named: the one this server serves
+        if (model == null || served.id().equals(model)) { // no model named: the one this server serves
+            return served;
+        }
+        ServedModel adapter = served.adapter(model);
+        if (adapter == null) {
             throw new UnknownModelException(model);
         }
-        return served;
+        return adapter;
     }
 
     /**
@@ -77,7 +81,7 @@ public class GenerationService {
         for (int i = 0; i < options.n(); i++) {
             SamplingParams s = options.sampling();
             SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
-            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs()));
+            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter()));
         }
         RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
         SubmitResult result;

@@ -41,6 +41,12 @@ public interface JunoConfig {
     /** Bytes for the KV cache; unset = sized for max-sequences × context. */
     OptionalLong kvBudgetBytes();
 
+    /** {@code --lora-play}: adapters played on every request, {@code PATH[:SCALE]} each (a cluster's nodes each play their part). */
+    Optional<java.util.List<String>> loraPlay();
+
+    /** {@code --lora-modules}: named adapters, {@code name=PATH} each; a request whose {@code model} is a name gets it. */
+    Optional<java.util.List<String>> loraModules();
+
     /** {@code juno.defaults.*}: what a request gets for the sampling fields it leaves out. */
     Defaults defaults();
 

@@ -67,6 +67,26 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void samePromptUnderAnotherLoraAdapter_sharesNoBlocks_butItsOwnAdapterHits() {
+        var kv = new KvCacheManager(new KvCacheConfig(BS, 16));
+        int[] prompt = tokens(100, 10);
+        var a = new BlockTable();
+        kv.admit(a, prompt, prompt.length, Integer.MAX_VALUE, 2);
+        kv.commit(a, prompt, prompt.length, 2);
+        kv.free(a);
+        var none = new BlockTable();
+        assertEquals(0, kv.admit(none, prompt, prompt.length, 100), "no adapter: the adapter's blocks are not ours");
+        kv.free(none);
+        var other = new BlockTable();
+        assertEquals(0, kv.admit(other, prompt, prompt.length, 100, 3), "another adapter: no hit");
+        kv.free(other);
+        var same = new BlockTable();
+        assertEquals(8, kv.admit(same, prompt, prompt.length, 100, 2), "the same adapter: every full block but the last");
+        kv.free(same);
+        assertBalanced(kv);
+    }
+
+    @Test
     void repeatedPrompt_hitsEveryFullBlockButTheOneHoldingTheLastToken() {
         var kv = new KvCacheManager(new KvCacheConfig(BS, 16));
         int[] prompt = tokens(100, 10); // blocks [0..4) [4..8) [8..10)

@@ -94,6 +94,84 @@ public interface Backend extends AutoCloseable {
      */
     default void forget(WeightMatrix w) {}
 
+    /**
+     * {@code out[b] += rowScale[b] · B·(A·x[b])} for {@code b < batch} (a LoRA delta): {@code x} is
+     * {@code [batch][w.in()]}, {@code out} is {@code [batch][w.out()]}, {@code tmp} holds at least
+     * {@code batch · w.rank()} floats of scratch. Rows whose scale is 0 are left untouched. Each row is summed in one
+     * fixed order (batch invariance). This Java reference is the implementation until a backend has a faster one.
+     */
+    default void addLowRank(LowRank w, float[] x, float[] out, int batch, float[] rowScale, float[] tmp) {
+        int in = w.in();
+        int r = w.rank();
+        int o = w.out();
+        checkLowRank(w, x, out, batch, rowScale, tmp);
+        float[] a = w.a();
+        float[] bm = w.b();
+        for (int row = 0; row < batch; row++) {
+            float scale = rowScale[row];
+            if (scale == 0f) {
+                continue;
+            }
+            int xo = row * in;
+            int to = row * r;
+            for (int j = 0; j < r; j++) {
+                float sum = 0f;
+                int ao = j * in;
+                for (int k = 0; k < in; k++) {
+                    sum += a[ao + k] * x[xo + k];
+                }
+                tmp[to + j] = sum * scale;
+            }
+            int oo = row * o;
+            for (int i = 0; i < o; i++) {
+                float sum = 0f;
+                int bo = i * r;
+                for (int j = 0; j < r; j++) {
+                    sum += bm[bo + j] * tmp[to + j];
+                }
+                out[oo + i] += sum;
+            }
+        }
+    }
+
+    /**
+     * The transposed product {@code dx[b][k] += Σ_r W[r][k]·dy[b][r]} for {@code b < batch} (the backward pass of
+     * {@link #matmul} with respect to its input): {@code dy} is {@code [batch][w.rows()]}, {@code dx}
+     * {@code [batch][w.cols()]}, accumulated into. The weights stay in their blocks; each row is decoded once per call
+     * and added to every batch row in row order. This Java reference is the implementation until a backend has a
+     * faster one (training only; inference never calls it).
+     */
+    default void matmulTransposedAdd(WeightMatrix w, float[] dy, float[] dx, int batch) {
+        int rows = w.rows();
+        int cols = w.cols();
+        if (batch < 0 || dy.length < (long) batch * rows || dx.length < (long) batch * cols) {
+            throw new IllegalArgumentException(w.name() + ": buffers too small for the transposed product of " + batch + " rows");
+        }
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            Backends.decode(w.type(), w.data(), r * w.rowStride(), row, 0, cols);
+            for (int b = 0; b < batch; b++) {
+                float g = dy[b * rows + r];
+                if (g == 0f) {
+                    continue;
+                }
+                int o = b * cols;
+                for (int k = 0; k < cols; k++) {
+                    dx[o + k] += row[k] * g;
+                }
+            }
+        }
+    }
+
+    /** The size checks of {@link #addLowRank}, shared by its implementations. */
+    static void checkLowRank(LowRank w, float[] x, float[] out, int batch, float[] rowScale, float[] tmp) {
+        if (batch < 0 || x.length < (long) batch * w.in() || out.length < (long) batch * w.out()
+                || rowScale.length < batch || tmp.length < (long) batch * w.rank()) {
+            throw new IllegalArgumentException(w.name() + ": buffers too small for " + batch + " rows (x " + x.length
+                    + ", out " + out.length + ", scales " + rowScale.length + ", scratch " + tmp.length + ")");
+        }
+    }
+
     @Override
     void close();
 

@@ -3,6 +3,7 @@ package ml.juno.engine.model;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kv.KvCache;
 import ml.juno.engine.model.block.ForwardState;
+import ml.juno.engine.model.block.LayerLora;
 
 /**
  * A loaded architecture (or a shard of one): runs the layers it holds over a batch of rows. Built by an
@@ -49,4 +50,12 @@ public interface DecoderModel {
      * ({@code [count][embedding]}, overwritten), logits into {@code logits} ({@code [count][vocab]}). Last shard only.
      */
     void head(Backend backend, float[] hidden, int count, float[] logits);
+
+    /**
+     * Sets the LoRA deltas of this shard's layers ({@code perLayer[i]} for its {@code i}-th layer, {@code null} = none;
+     * an empty array removes them all), after checking every shape. Call it between steps, on the inference thread.
+     */
+    default void setLora(LayerLora[] perLayer) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not take LoRA adapters");
+    }
 }

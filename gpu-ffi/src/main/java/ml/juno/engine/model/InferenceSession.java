@@ -157,6 +157,7 @@ public final class InferenceSession implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             state.rows.add(slotOf[i], positionOf[i]);
             state.tokens[i] = embeds ? tokenOf[i] : 0;
+            state.adapter[i] = batch.adapter(i);
         }
         decoder.forwardLayers(backend, state, n, cache);
         if (!decoder.shard().isLast(model.config().dims().layers())) {

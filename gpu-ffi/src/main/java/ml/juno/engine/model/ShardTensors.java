@@ -51,29 +51,52 @@ public final class ShardTensors {
         if (impossible != null) {
             throw new IllegalArgumentException(impossible);
         }
+        int[] split = headSplit(a, shard);
+        this.qStart = split[0];
+        this.kvStart = split[2];
+        this.local = new AttentionShape(split[1], split[3], a.headDim(), a.scale());
+    }
+
+    /**
+     * How {@code shard}'s tensor-parallel rank splits the heads: {@code {first query head, query heads, first KV head, KV
+     * heads}}. Even where the KV heads divide; one replicated KV head per slice where the slices divide them; else whole
+     * KV groups per slice, the first slices taking one more (8 heads, 4 KV heads on 3 slices: 4/2/2 query, 2/1/1 KV).
+     * The split must be possible ({@link #splitProblem}).
+     */
+    public static int[] headSplit(AttentionShape a, ShardSpec shard) {
+        int parts = shard.tensorParts();
         int rank = shard.tensorRank();
         int group = a.heads() / a.kvHeads();
-        int hLocal;
-        int kvLocal;
-        if (a.kvHeads() % parts == 0) { // even: KV heads and their query groups
-            kvLocal = a.kvHeads() / parts;
-            hLocal = a.heads() / parts;
-            this.kvStart = rank * kvLocal;
-            this.qStart = rank * hLocal;
-        } else if (parts % a.kvHeads() == 0) { // fewer KV heads than slices: each slice's queries share one, replicated
-            hLocal = a.heads() / parts;
-            kvLocal = 1;
-            this.qStart = rank * hLocal;
-            this.kvStart = qStart / group;
-        } else { // uneven (8 heads, 4 KV heads on 3 slices: 2/1/1 KV heads, 4/2/2 query heads): whole KV groups per slice
-            int base = a.kvHeads() / parts;
-            int extra = a.kvHeads() % parts;
-            kvLocal = base + (rank < extra ? 1 : 0);
-            hLocal = kvLocal * group;
-            this.kvStart = rank * base + Math.min(rank, extra);
-            this.qStart = kvStart * group;
+        if (a.kvHeads() % parts == 0) {
+            int kvLocal = a.kvHeads() / parts;
+            int hLocal = a.heads() / parts;
+            return new int[] {rank * hLocal, hLocal, rank * kvLocal, kvLocal};
         }
-        this.local = new AttentionShape(hLocal, kvLocal, a.headDim(), a.scale());
+        if (parts % a.kvHeads() == 0) {
+            int hLocal = a.heads() / parts;
+            return new int[] {rank * hLocal, hLocal, rank * hLocal / group, 1};
+        }
+        int base = a.kvHeads() / parts;
+        int extra = a.kvHeads() % parts;
+        int kvLocal = base + (rank < extra ? 1 : 0);
+        int kvStart = rank * base + Math.min(rank, extra);
+        return new int[] {kvStart * group, kvLocal * group, kvStart, kvLocal};
+    }
+
+    /** The heads and KV heads of {@code shard}'s tensor-parallel rank ({@link #headSplit}). */
+    public static AttentionShape localShape(AttentionShape a, ShardSpec shard) {
+        int[] s = headSplit(a, shard);
+        return new AttentionShape(s[1], s[3], a.headDim(), a.scale());
+    }
+
+    /** The first KV head {@code shard}'s rank holds. */
+    public static int kvHeadStart(AttentionShape a, ShardSpec shard) {
+        return headSplit(a, shard)[2];
+    }
+
+    /** The first query head {@code shard}'s rank holds. */
+    public static int queryHeadStart(AttentionShape a, ShardSpec shard) {
+        return headSplit(a, shard)[0];
     }
 
     /**
@@ -153,36 +176,29 @@ public final class ShardTensors {
     }
 
     /**
-     * Rows {@code [start, start+count)} of a width {@code total} (an FFN's columns) that this rank computes: an even share,
-     * or, when {@code total} does not split evenly, shares of whole {@code unit}s (the block size of the matrix whose
-     * input columns are sliced), the first ranks taking one more. Refused when a rank would get nothing or blocks split.
+     * Rows {@code [start, start+count)} of an FFN width {@code total} that {@code shard}'s rank computes: an even share
+     * when it is a whole number of blocks, else shares of whole blocks (256 columns where {@code total} allows, which
+     * fits every GGML block size, else 32, else single columns), the first ranks taking one more. The same for every
+     * layer and weight type, so a LoRA delta ({@code LoraPlan}) is sliced exactly as the weights are.
      */
-    public int[] localRange(String what, int total, int unit) {
-        int parts = parts();
+    public static int[] ffnRange(int total, ShardSpec shard) {
+        int parts = shard.tensorParts();
+        int rank = shard.tensorRank();
+        int unit = total % 256 == 0 ? 256 : total % 32 == 0 ? 32 : 1;
         if (total % parts == 0 && (total / parts) % unit == 0) {
             int w = total / parts;
-            return new int[] {rank() * w, w};
-        }
-        if (total % unit != 0 || total / unit < parts) {
-            throw new IllegalArgumentException("cannot split " + what + " of " + total + " into " + parts
-                    + " tensor-parallel slices of whole blocks of " + unit);
+            return new int[] {rank * w, w};
         }
         int units = total / unit;
+        if (units < parts) {
+            throw new IllegalArgumentException("cannot split an FFN width of " + total + " into " + parts + " tensor-parallel slices");
+        }
         int base = units / parts;
         int extra = units % parts;
-        int start = (rank() * base + Math.min(rank(), extra)) * unit;
-        return new int[] {start, (base + (rank() < extra ? 1 : 0)) * unit};
+        return new int[] {(rank * base + Math.min(rank, extra)) * unit, (base + (rank < extra ? 1 : 0)) * unit};
     }
 
-    /** First query head of this rank. */
-    public int queryHeadStart() {
-        return qStart;
-    }
 
-    /** First KV head of this rank. */
-    public int kvHeadStart() {
-        return kvStart;
-    }
 
     // --- attention
 
@@ -270,7 +286,7 @@ public final class ShardTensors {
         if (parts() == 1) {
             return new GatedFfn(gate, up, down, activation);
         }
-        int[] range = localRange("FFN width", gate.rows(), down.type().blockSize);
+        int[] range = ffnRange(gate.rows(), shard);
         int from = range[0];
         int w = range[1];
         return new GatedFfn(gate.rowSlice(from, w), up.rowSlice(from, w), down.columnSlice(from, w), activation);

@@ -9,6 +9,7 @@ import ml.juno.engine.model.block.AllReduce;
 import ml.juno.engine.model.block.DecoderLayer;
 import ml.juno.engine.model.block.ForwardState;
 import ml.juno.engine.model.block.GatedFfn;
+import ml.juno.engine.model.block.LayerLora;
 import ml.juno.engine.model.block.MoeFfn;
 import ml.juno.engine.model.block.RmsNorm;
 import ml.juno.engine.model.block.Rope;
@@ -28,6 +29,7 @@ public final class TransformerDecoder implements DecoderModel {
     private final Head head;
     private final ForwardState.BufferSizes sizes;
     private final ForwardState.Routing routing;
+    private LayerLora[] lora;
 
     /** The first shard's input: embedding table ({@code null} on other shards) and the factor its rows are scaled by. */
     public record Input(WeightMatrix embeddings, float scale) {}
@@ -66,6 +68,22 @@ public final class TransformerDecoder implements DecoderModel {
         }
         this.sizes = new ForwardState.BufferSizes(config.dims().embedding(), localShape.qDim(), localShape.kvDim(), ffn, rope);
         this.routing = r;
+        this.lora = new LayerLora[layers.length];
+    }
+
+    @Override
+    public void setLora(LayerLora[] perLayer) {
+        LayerLora[] next = new LayerLora[layers.length];
+        if (perLayer.length != 0 && perLayer.length != layers.length) {
+            throw new IllegalArgumentException(perLayer.length + " LoRA layers for a shard of " + layers.length);
+        }
+        for (int i = 0; i < perLayer.length; i++) {
+            if (perLayer[i] != null) {
+                layers[i].checkLora(perLayer[i], "layer " + (shard.firstLayer() + i));
+                next[i] = perLayer[i];
+            }
+        }
+        this.lora = next;
     }
 
     @Override
@@ -176,7 +194,7 @@ public final class TransformerDecoder implements DecoderModel {
                 rope.angles(s.rows, batch, s.cos, s.sin);
                 angles = rope;
             }
-            layer.forward(backend, s, batch, cache, i, allReduce);
+            layer.forward(backend, s, batch, cache, i, allReduce, lora[i]);
         }
     }
 

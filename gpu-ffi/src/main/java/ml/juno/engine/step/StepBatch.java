@@ -46,6 +46,8 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
         private final int[] positions;
         private final int[] tokens;
         private final boolean[] logits;
+        private final int[] adapters;
+        private boolean anyAdapter;
         private int size;
 
         public Builder(int capacity) {
@@ -56,6 +58,7 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
             positions = new int[capacity];
             tokens = new int[capacity];
             logits = new boolean[capacity];
+            adapters = new int[capacity];
         }
 
         public int capacity() {
@@ -66,8 +69,16 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
             return size;
         }
 
-        /** Appends a row; returns its index in the step. */
+        /** Appends a row without a named LoRA adapter; returns its index in the step. */
         public int add(int slot, int position, int token, boolean wantsLogits) {
+            return add(slot, position, token, wantsLogits, 0);
+        }
+
+        /** Appends a row of a sequence computed with named LoRA adapter {@code adapter} (0: none); returns its index. */
+        public int add(int slot, int position, int token, boolean wantsLogits, int adapter) {
+            if (adapter < 0) {
+                throw new IllegalArgumentException("negative LoRA adapter id " + adapter);
+            }
             if (size == slots.length) {
                 throw new IllegalStateException("step is full (" + slots.length + " rows)");
             }
@@ -75,6 +86,8 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
             positions[size] = position;
             tokens[size] = token;
             logits[size] = wantsLogits;
+            adapters[size] = adapter;
+            anyAdapter |= adapter != 0;
             return size++;
         }
 
@@ -87,12 +100,14 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
 
         public void clear() {
             size = 0;
+            anyAdapter = false;
         }
 
         /** The rows so far as step 0 without block tables (a flat session, or tables already set on the session). */
         public StepBatch build() {
             return new StepBatch(0, new StepRows(Arrays.copyOf(slots, size), Arrays.copyOf(positions, size),
-                    Arrays.copyOf(tokens, size), Arrays.copyOf(logits, size)), List.of());
+                    Arrays.copyOf(tokens, size), Arrays.copyOf(logits, size),
+                    anyAdapter ? Arrays.copyOf(adapters, size) : new int[0]), List.of());
         }
     }
 }

@@ -12,11 +12,20 @@ import java.util.Arrays;
  * @param positions   [rows] positions, each {@code >= 0}
  * @param tokenIds    [rows] token ids, or empty
  * @param needsLogits [rows] whether the row's logits (its sampled token) are wanted
+ * @param adapters    [rows] the named LoRA adapter of each row's sequence (0: none), or empty when no row has one
  */
-public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] needsLogits) {
+public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] needsLogits, int[] adapters) {
     private static final int[] NONE = new int[0];
 
+    /** Rows without named adapters. */
+    public StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] needsLogits) {
+        this(slots, positions, tokenIds, needsLogits, NONE);
+    }
+
     public StepRows {
+        if (adapters.length != 0 && adapters.length != slots.length) {
+            throw new IllegalArgumentException(adapters.length + " adapter ids for " + slots.length + " rows (one per row, or none)");
+        }
         int n = slots.length;
         if (n == 0 || positions.length != n || needsLogits.length != n) {
             throw new IllegalArgumentException("slots, positions and needs_logits must have the same, non-zero length; got "
@@ -42,6 +51,21 @@ public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] n
         return tokenIds.length != 0;
     }
 
+    /** The named adapter of row {@code i} (0: none). */
+    public int adapter(int i) {
+        return adapters.length == 0 ? 0 : adapters[i];
+    }
+
+    /** Whether some row asks for a named adapter. */
+    public boolean hasAdapters() {
+        for (int a : adapters) {
+            if (a != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Rows whose logits are wanted. */
     public int logitRows() {
         int k = 0;
@@ -53,18 +77,19 @@ public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] n
 
     /** The same rows without token ids, for a stage that takes activations. */
     public StepRows withoutTokens() {
-        return new StepRows(slots, positions, NONE, needsLogits);
+        return new StepRows(slots, positions, NONE, needsLogits, adapters);
     }
 
     /** The same rows with no logits wanted. */
     public StepRows withoutLogits() {
-        return new StepRows(slots, positions, tokenIds, new boolean[slots.length]);
+        return new StepRows(slots, positions, tokenIds, new boolean[slots.length], adapters);
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof StepRows r && Arrays.equals(r.slots, slots) && Arrays.equals(r.positions, positions)
-                && Arrays.equals(r.tokenIds, tokenIds) && Arrays.equals(r.needsLogits, needsLogits);
+                && Arrays.equals(r.tokenIds, tokenIds) && Arrays.equals(r.needsLogits, needsLogits)
+                && Arrays.equals(r.adapters, adapters);
     }
 
     @Override
@@ -75,6 +100,7 @@ public record StepRows(int[] slots, int[] positions, int[] tokenIds, boolean[] n
     @Override
     public String toString() {
         return "StepRows[slots=" + Arrays.toString(slots) + ", positions=" + Arrays.toString(positions) + ", tokens="
-                + Arrays.toString(tokenIds) + ", logits=" + Arrays.toString(needsLogits) + "]";
+                + Arrays.toString(tokenIds) + ", logits=" + Arrays.toString(needsLogits)
+                + (adapters.length == 0 ? "" : ", adapters=" + Arrays.toString(adapters)) + "]";
     }
 }

@@ -66,23 +66,31 @@ public class NodeGrpcService implements NodeService {
 
     @Override
     public Uni<ShardInfo> loadShard(LoadShardRequest request) {
-        // checked before the shard is touched: a request for a path this node may not open, or one that does not map,
-        // leaves the loaded shard serving
-        java.nio.file.Path real;
+        // checked before the shard is touched: a request for a path this node may not open (the model or an adapter), or
+        // one that does not map, leaves the loaded shard serving
+        LoadShardRequest checked;
         try {
-            real = models.directory().resolve(request.getModelPath());
+            LoadShardRequest.Builder b = request.toBuilder().setModelPath(models.directory().resolve(request.getModelPath()).toString());
+            // LoRA adapter files: the same rule as the model (inside the models directory, real paths)
+            for (int i = 0; i < b.getLoraPlayCount(); i++) {
+                b.setLoraPlay(i, b.getLoraPlay(i).toBuilder().setPath(models.directory().resolve(b.getLoraPlay(i).getPath()).toString()));
+            }
+            for (int i = 0; i < b.getLoraModulesCount(); i++) {
+                b.setLoraModules(i, b.getLoraModules(i).toBuilder().setPath(models.directory().resolve(b.getLoraModules(i).getPath()).toString()));
+            }
+            checked = b.build();
         } catch (ModelsDirectory.ModelPathException e) {
             LOG.warnf("LoadShard refused: %s", e.getMessage());
             return Uni.createFrom().failure(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
         }
-        ShardLoad checked;
+        ShardLoad load;
         try {
-            checked = ProtoMapping.fromProto(request.toBuilder().setModelPath(real.toString()).build());
+            load = ProtoMapping.fromProto(checked);
         } catch (IllegalArgumentException e) {
             return Uni.createFrom().failure(Status.FAILED_PRECONDITION.withDescription("cannot load " + request.getModelPath()
                     + ": " + e.getMessage()).asRuntimeException());
         }
-        return Uni.createFrom().completionStage(() -> shard.load(checked))
+        return Uni.createFrom().completionStage(() -> shard.load(load))
                 .map(ProtoMapping::toProto)
                 .onFailure().transform(e -> {
                     Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;

@@ -1,6 +1,10 @@
 package ml.juno.node.runtime;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import ml.juno.engine.lora.LoraAdapters;
+import ml.juno.engine.lora.LoraPlan;
 import java.nio.file.Path;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.gguf.GgufKeys;
@@ -41,6 +45,7 @@ final class LoadedShard implements AutoCloseable {
     private final boolean embeds;
     private final boolean producesLogits;
     private ShardSummary info;
+    private int loraModules;
 
     private LoadedShard(GgufFile file, Model model, InferenceSession session, ShardAssignment assignment,
                         ActivationCodec codec, StepAllReduce allReduce) {
@@ -77,8 +82,26 @@ final class LoadedShard implements AutoCloseable {
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             model = TensorParallel.load(file, options, spec, allReduce);
+            if (!r.loraPlay().isEmpty() || !r.loraModules().isEmpty()) {
+                List<LoraAdapters.Spec> play = new ArrayList<>();
+                for (ShardLoad.Lora l : r.loraPlay()) {
+                    play.add(new LoraAdapters.Spec(Path.of(l.path()), l.scale()));
+                }
+                List<LoraAdapters.Module> modules = new ArrayList<>();
+                for (String path : r.loraModules()) {
+                    modules.add(new LoraAdapters.Module("m" + (modules.size() + 1), Path.of(path)));
+                }
+                try {
+                    List<LoraPlan.Played> all = new ArrayList<>(LoraAdapters.play(play, file));
+                    all.addAll(LoraAdapters.modules(modules, file));
+                    LoraPlan.apply(model, all); // this shard's layers / tensor slice
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+            }
             session = model.newPagedSession(new KvPaging(r.kvBlockSize(), r.kvBlocks()));
             LoadedShard s = new LoadedShard(file, model, session, a, ActivationCodec.of(r.dtype(), r.order()), allReduce);
+            s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
             s.info = new ShardSummary(nodeId, a, layers, s.embeds, s.producesLogits, s.dim, model.config().dims().vocab(),
@@ -121,6 +144,12 @@ final class LoadedShard implements AutoCloseable {
 
     private ShardOutput run(StepBatch b, Activations activations, long t0) {
         int n = b.rows().count(); // the session checks the rows against the shard
+        for (int i = 0; i < n; i++) {
+            if (b.rows().adapter(i) > loraModules) {
+                throw new IllegalArgumentException("step " + b.stepId() + " row " + i + ": LoRA adapter " + b.rows().adapter(i)
+                        + ", but this shard was loaded with " + loraModules + " named adapters");
+            }
+        }
         if (!embeds) {
             if (activations == null || !activations.hasShape(n, dim)) {
                 throw new IllegalArgumentException("step " + b.stepId() + ": activations of shape "

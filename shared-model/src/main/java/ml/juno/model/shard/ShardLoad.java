@@ -20,9 +20,21 @@ import ml.juno.model.wire.ActivationDtype;
  * @param kvBlocks       blocks in the KV pool (block ids 0 .. kvBlocks-1)
  * @param kvType         KV element type
  * @param threads        compute threads; 0 = all cores
+ * @param loraPlay       adapters played on every row ({@code --lora-play}), summed; this node applies its part
+ * @param loraModules    the named adapters' files ({@code --lora-modules}), adapter id {@code i + 1} for entry {@code i}
  */
 public record ShardLoad(String modelPath, Partition partition, ActivationDtype dtype, ByteOrder order, int contextLength,
-                        int maxSequences, int maxBatchTokens, int kvBlockSize, int kvBlocks, KvType kvType, int threads) {
+                        int maxSequences, int maxBatchTokens, int kvBlockSize, int kvBlocks, KvType kvType, int threads,
+                        java.util.List<Lora> loraPlay, java.util.List<String> loraModules) {
+
+    public ShardLoad {
+        loraPlay = loraPlay == null ? java.util.List.of() : java.util.List.copyOf(loraPlay);
+        loraModules = loraModules == null ? java.util.List.of() : java.util.List.copyOf(loraModules);
+    }
+
+    /** An adapter file and the scale it is played at. */
+    public record Lora(String path, float scale) {
+    }
 
     /** Which part of the model: known before the file is opened, resolved against its layer count after. */
     public sealed interface Partition {

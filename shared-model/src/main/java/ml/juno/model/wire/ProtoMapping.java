@@ -149,6 +149,11 @@ public final class ProtoMapping {
         for (int t : r.tokenIds()) {
             p.addTokenIds(t);
         }
+        if (r.hasAdapters()) {
+            for (int i = 0; i < r.count(); i++) {
+                p.addAdapters(r.adapter(i));
+            }
+        }
         for (SlotBlocks t : b.blockTables()) {
             BlockTable.Builder bt = BlockTable.newBuilder().setSlot(t.slot());
             for (int blk : t.blocks()) {
@@ -191,7 +196,14 @@ public final class ProtoMapping {
                 }
                 tables.add(new SlotBlocks(t.getSlot(), blocks));
             }
-            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits), tables);
+            int[] adapters = new int[p.getAdaptersCount()];
+            for (int i = 0; i < adapters.length; i++) {
+                adapters[i] = p.getAdapters(i);
+                if (adapters[i] < 0) {
+                    throw new IllegalArgumentException("row " + i + ": negative adapter id " + adapters[i]);
+                }
+            }
+            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits, adapters), tables);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("step " + p.getStepId() + ": " + e.getMessage(), e);
         }
@@ -226,7 +238,9 @@ public final class ProtoMapping {
     public static ShardLoad fromProto(LoadShardRequest r) {
         return new ShardLoad(r.getModelPath(), partition(r), fromProto(r.getActivationDtype()), fromProto(r.getByteOrder()),
                 r.getContextLength(), r.getMaxSequences(), r.getMaxBatchTokens(), r.getKvBlockSize(), r.getKvBlocks(),
-                r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32, r.getThreads());
+                r.getKvElement() == KvElement.KV_ELEMENT_F16 ? KvType.F16 : KvType.F32, r.getThreads(),
+                r.getLoraPlayList().stream().map(l -> new ShardLoad.Lora(l.getPath(), l.getScale())).toList(),
+                r.getLoraModulesList().stream().map(l -> l.getPath()).toList());
     }
 
     /** What a node says it loaded, on the wire. */

@@ -66,6 +66,23 @@ class ProtoMappingTest {
     }
 
     @Test
+    void stepRowsWithLoraAdapters_roundTrip_andRowsWithoutThemSendNone() {
+        var rows = new ml.juno.engine.step.StepRows(new int[] {0, 1, 2}, new int[] {0, 0, 5}, new int[] {7, 8, 9},
+                new boolean[] {true, false, true}, new int[] {2, 0, 1});
+        var b = new ml.juno.engine.step.StepBatch(4, rows, List.of());
+        var wire = ProtoMapping.toProto(b);
+        assertEquals(List.of(2, 0, 1), wire.getAdaptersList());
+        assertEquals(b, ProtoMapping.fromProto(wire));
+        assertEquals(List.of(2, 0, 1), ProtoMapping.toProto(b.withoutTokens(), Tensor.getDefaultInstance()).getAdaptersList(),
+                "later pipeline stages get the adapters too");
+        var plain = new ml.juno.engine.step.StepBatch(5, new ml.juno.engine.step.StepRows(new int[] {0}, new int[] {0}, new int[] {7},
+                new boolean[] {true}), List.of());
+        assertEquals(0, ProtoMapping.toProto(plain).getAdaptersCount());
+        assertThrows(IllegalArgumentException.class, () -> new ml.juno.engine.step.StepRows(new int[] {0, 1}, new int[] {0, 0},
+                new int[] {1, 2}, new boolean[] {true, true}, new int[] {1}));
+    }
+
+    @Test
     void decode_refusesAShapeThatDisagreesWithTheBytes() {
         Tensor t = ProtoMapping.encode(ActivationCodec.of(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
         Tensor lying = t.toBuilder().setShape(1, 4).build();
@@ -113,7 +130,7 @@ class ProtoMappingTest {
                 .setKvElement(ml.juno.node.v1.KvElement.KV_ELEMENT_F16).setThreads(3).build();
         ShardLoad l = ProtoMapping.fromProto(wire);
         assertEquals(new ShardLoad("/m.gguf", new ShardLoad.Tensor(1, 2), ActivationDtype.INT8, ByteOrder.BIG_ENDIAN, 64, 2,
-                16, 16, 8, ml.juno.engine.kv.KvType.F16, 3), l);
+                16, 16, 8, ml.juno.engine.kv.KvType.F16, 3, java.util.List.of(), java.util.List.of()), l);
         assertEquals(ShardAssignment.tensor(5, 2).get(1), l.partition().assignment(5));
         assertThrows(IllegalArgumentException.class,
                 () -> ProtoMapping.fromProto(wire.toBuilder().setActivationDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build()));

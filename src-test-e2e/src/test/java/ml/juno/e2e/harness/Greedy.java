@@ -20,10 +20,15 @@ public final class Greedy {
     }
 
     public static List<Integer> tokens(InferenceEngine engine, String prompt, int n) throws Exception {
+        return tokens(engine, prompt, n, 0);
+    }
+
+    /** {@link #tokens(InferenceEngine, String, int)} computed with the engine's named LoRA adapter {@code adapter} (0: none). */
+    public static List<Integer> tokens(InferenceEngine engine, String prompt, int n, int adapter) throws Exception {
         int[] ids = engine.tokenizer().encode(prompt);
         List<Integer> out = new ArrayList<>();
         CompletableFuture<String> done = new CompletableFuture<>();
-        SubmitResult r = engine.submit(GenerationRequest.of(ids, SamplingParams.greedy(), StopCondition.of(n)), new GenerationListener() {
+        SubmitResult r = engine.submit(new GenerationRequest(ids, SamplingParams.greedy(), StopCondition.of(n), 0, -1, adapter), new GenerationListener() {
             @Override
             public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 out.add(tokenId);

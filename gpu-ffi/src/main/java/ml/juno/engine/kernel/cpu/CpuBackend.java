@@ -12,6 +12,7 @@ import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
 import ml.juno.engine.kernel.GgmlExp;
+import ml.juno.engine.kernel.LowRank;
 import ml.juno.engine.kernel.RopeShape;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
@@ -407,6 +408,52 @@ public final class CpuBackend implements Backend {
             }
             for (; i < cols; i++) {
                 gate[base + i] = GgmlExp.siluTail(gate[base + i]) * up[base + i];
+            }
+        }
+    }
+
+    /**
+     * The LoRA delta with the down-projection {@code A·x} in vector lanes (one FMA chain per lane, reduced once: the
+     * same order for every row), the up-projection {@code B·t} (rank-long rows) in scalar order. The native backend
+     * inherits it.
+     */
+    @Override
+    public void addLowRank(LowRank w, float[] x, float[] out, int batch, float[] rowScale, float[] tmp) {
+        Backend.checkLowRank(w, x, out, batch, rowScale, tmp);
+        int in = w.in();
+        int r = w.rank();
+        int o = w.out();
+        float[] a = w.a();
+        float[] bm = w.b();
+        int bound = F.loopBound(in);
+        for (int row = 0; row < batch; row++) {
+            float scale = rowScale[row];
+            if (scale == 0f) {
+                continue;
+            }
+            int xo = row * in;
+            int to = row * r;
+            for (int j = 0; j < r; j++) {
+                int ao = j * in;
+                FloatVector acc = FloatVector.zero(F);
+                int k = 0;
+                for (; k < bound; k += F.length()) {
+                    acc = FloatVector.fromArray(F, a, ao + k).fma(FloatVector.fromArray(F, x, xo + k), acc);
+                }
+                float sum = acc.reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+                for (; k < in; k++) {
+                    sum += a[ao + k] * x[xo + k];
+                }
+                tmp[to + j] = sum * scale;
+            }
+            int oo = row * o;
+            for (int i = 0; i < o; i++) {
+                float sum = 0f;
+                int bo = i * r;
+                for (int j = 0; j < r; j++) {
+                    sum += bm[bo + j] * tmp[to + j];
+                }
+                out[oo + i] += sum;
             }
         }
     }

@@ -88,7 +88,25 @@ public final class Attention {
      * {@code cacheLayer} of {@code cache}. {@code s.cos}/{@code s.sin} must hold this layer's {@link #rope()} angles.
      */
     public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer) {
+        forward(backend, s, batch, cache, cacheLayer, null);
+    }
+
+    /** Refuses LoRA terms that do not fit this layer's (this shard's) Q/K/V/O matrices. */
+    public void checkLora(LayerLora lora, String where) {
+        lora.check(Projection.Q, wq.cols(), wq.rows(), where);
+        lora.check(Projection.K, wk.cols(), wk.rows(), where);
+        lora.check(Projection.V, wv.cols(), wv.rows(), where);
+        lora.check(Projection.O, wo.cols(), wo.rows(), where);
+    }
+
+    /** {@link #forward(Backend, ForwardState, int, KvCache, int)} with the LoRA deltas {@code lora} ({@code null}: none). */
+    public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer, LayerLora lora) {
         backend.matmul(wq, s.q, wk, s.k, wv, s.v, s.xb, batch);
+        if (lora != null) {
+            lora.apply(backend, Projection.Q, s.xb, s.q, batch, s);
+            lora.apply(backend, Projection.K, s.xb, s.k, batch, s);
+            lora.apply(backend, Projection.V, s.xb, s.v, batch, s);
+        }
         Biases b = options.biases;
         if (b.q != null) {
             backend.addBias(s.q, b.q, batch, shape.qDim());
@@ -113,6 +131,7 @@ public final class Attention {
         }
         backend.attention(cache, cacheLayer, shape, s.rows, s.q, s.att, options.window);
         backend.matmul(wo, s.att, s.proj, batch);
+        LayerLora.apply(lora, backend, Projection.O, s.att, s.proj, batch, s);
         if (b.o != null) {
             backend.addBias(s.proj, b.o, batch, wo.rows());
         }

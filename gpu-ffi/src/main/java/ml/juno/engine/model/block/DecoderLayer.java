@@ -28,16 +28,28 @@ public record DecoderLayer(RmsNorm attnNorm, Attention attention, RmsNorm postAt
 
     /** Runs the layer over the first {@code batch} rows of {@code s.x}; K/V go to layer {@code cacheLayer}. */
     public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer, AllReduce allReduce) {
+        forward(backend, s, batch, cache, cacheLayer, allReduce, null);
+    }
+
+    /** Refuses LoRA deltas that do not fit this layer (shapes, or FFN targets on a mixture of experts). */
+    public void checkLora(LayerLora lora, String where) {
+        attention.checkLora(lora, where);
+        ffn.checkLora(lora, where);
+    }
+
+    /** {@link #forward(Backend, ForwardState, int, KvCache, int, AllReduce)} with this layer's LoRA deltas ({@code null}: none). */
+    public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer, AllReduce allReduce,
+                        LayerLora lora) {
         int dim = attnNorm.width();
         attnNorm.apply(backend, s.x, s.xb, batch);
-        attention.forward(backend, s, batch, cache, cacheLayer);
+        attention.forward(backend, s, batch, cache, cacheLayer, lora);
         allReduce.sum(s.proj, batch, dim);
         if (postAttnNorm != null) {
             postAttnNorm.apply(backend, s.proj, s.proj, batch);
         }
         backend.add(s.x, s.proj, batch * dim);
         ffnNorm.apply(backend, s.x, s.xb, batch);
-        ffn.forward(backend, s, batch);
+        ffn.forward(backend, s, batch, lora);
         allReduce.sum(s.proj, batch, dim);
         if (postFfnNorm != null) {
             postFfnNorm.apply(backend, s.proj, s.proj, batch);

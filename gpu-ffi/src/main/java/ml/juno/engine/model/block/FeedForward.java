@@ -7,6 +7,24 @@ public interface FeedForward {
 
     void forward(Backend backend, ForwardState s, int batch);
 
+    /**
+     * {@link #forward(Backend, ForwardState, int)} with LoRA deltas on gate/up/down ({@code null}: none). Only a dense
+     * FFN takes them; {@link #checkLora} refuses them elsewhere before any compute.
+     */
+    default void forward(Backend backend, ForwardState s, int batch, LayerLora lora) {
+        forward(backend, s, batch);
+    }
+
+    /** Refuses LoRA terms on gate/up/down that this FFN cannot apply (the default: any). */
+    default void checkLora(LayerLora lora, String where) {
+        for (Projection p : new Projection[] {Projection.GATE, Projection.UP, Projection.DOWN}) {
+            if (lora.has(p)) {
+                throw new IllegalArgumentException(where + ": LoRA on " + p.shortName + " needs a dense FFN; this layer's FFN is "
+                        + getClass().getSimpleName() + " (mixture of experts: adapt the attention targets q, k, v, o only)");
+            }
+        }
+    }
+
     /** Weight bytes one decode step reads (for MoE: the experts one token uses). */
     long weightBytes();
 }

@@ -43,6 +43,11 @@ public final class ForwardState {
     public final float[] expertOut;
     /** MoE: each row's weighted expert outputs by rank, {@code [capacity][used][embedding]}, summed in rank order. */
     public final float[] expertMixed;
+    /** LoRA: the named adapter of each row (0: none; adapters played for every row apply regardless), {@code [capacity]}. */
+    public final int[] adapter;
+    /** LoRA: one term's scale per row, {@code [capacity]}, and the rank-wide scratch {@code [capacity][rank]} (sized on first use). */
+    final float[] loraScale;
+    float[] loraTmp = new float[0];
 
     public ForwardState(int capacity, BufferSizes sizes) {
         this(capacity, sizes, Routing.NONE);
@@ -72,6 +77,8 @@ public final class ForwardState {
         this.expertIn = new float[moe ? capacity * sizes.embedding() : 0];
         this.expertOut = new float[moe ? capacity * sizes.embedding() : 0];
         this.expertMixed = new float[moe ? capacity * routing.used() * sizes.embedding() : 0];
+        this.adapter = new int[capacity];
+        this.loraScale = new float[capacity];
     }
 
     /** Widths of the per-row buffers. */

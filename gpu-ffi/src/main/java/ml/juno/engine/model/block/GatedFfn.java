@@ -55,17 +55,38 @@ public final class GatedFfn implements FeedForward {
 
     @Override
     public void forward(Backend backend, ForwardState s, int batch) {
-        forward(backend, s.xb, s, batch, s.proj);
+        forward(backend, s.xb, s, batch, s.proj, null);
+    }
+
+    @Override
+    public void forward(Backend backend, ForwardState s, int batch, LayerLora lora) {
+        forward(backend, s.xb, s, batch, s.proj, lora);
+    }
+
+    @Override
+    public void checkLora(LayerLora lora, String where) {
+        lora.check(Projection.GATE, gate.cols(), gate.rows(), where);
+        lora.check(Projection.UP, up.cols(), up.rows(), where);
+        lora.check(Projection.DOWN, down.cols(), down.rows(), where);
     }
 
     /** FFN of the first {@code batch} rows of {@code in} into {@code out}, through {@code s.gate}/{@code s.up}. */
     void forward(Backend backend, float[] in, ForwardState s, int batch, float[] out) {
+        forward(backend, in, s, batch, out, null);
+    }
+
+    private void forward(Backend backend, float[] in, ForwardState s, int batch, float[] out, LayerLora lora) {
         backend.matmul(gate, s.gate, up, s.up, null, null, in, batch);
+        if (lora != null) {
+            lora.apply(backend, Projection.GATE, in, s.gate, batch, s);
+            lora.apply(backend, Projection.UP, in, s.up, batch, s);
+        }
         if (activation == Activation.SILU) {
             backend.swiglu(s.gate, s.up, batch, gate.rows());
         } else {
             backend.geglu(s.gate, s.up, batch, gate.rows());
         }
         backend.matmul(down, s.gate, out, batch);
+        LayerLora.apply(lora, backend, Projection.DOWN, s.gate, out, batch, s);
     }
 }

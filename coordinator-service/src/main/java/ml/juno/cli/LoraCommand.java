@@ -1,0 +1,238 @@
+package ml.juno.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import ml.juno.engine.gguf.GgufFile;
+import ml.juno.engine.lora.GgufLora;
+import ml.juno.engine.lora.LoraAdapter;
+import ml.juno.engine.lora.LoraAdapters;
+import ml.juno.engine.lora.LoraFile;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Unmatched;
+
+/**
+ * {@code juno lora}: trade adapters with llama.cpp ({@code export}, {@code import}). Training and the interactive
+ * trainer are not built yet and say so.
+ */
+@Command(name = "lora", mixinStandardHelpOptions = true,
+        description = {"LoRA adapters: train them, export to / import from llama.cpp's GGUF LoRA format.",
+                "lora train: a minimal trainer for llama models; the interactive trainer (lora --model-path M) is not implemented yet.",
+                "Play adapters with --lora-play on local, cluster, generate and bench; merge them with 'juno merge'."},
+        subcommands = {LoraCommand.Export.class, LoraCommand.Import.class, LoraCommand.Train.class})
+final class LoraCommand implements Callable<Integer> {
+
+    @Unmatched
+    String[] rest;
+
+    @Override
+    public Integer call() {
+        throw new CliException("'juno lora' without a subcommand (the interactive trainer) is not implemented yet;"
+                + " available: juno lora train, juno lora export, juno lora import");
+    }
+
+    /** {@code juno lora export A.lora OUT.gguf}. */
+    @Command(name = "export", mixinStandardHelpOptions = true,
+            description = "Write a Juno .lora adapter as a llama.cpp GGUF LoRA (F32; fused phi3 tensors joined), for llama.cpp's --lora.")
+    static final class Export implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "A.lora")
+        Path in;
+
+        @Parameters(index = "1", paramLabel = "OUT.gguf")
+        Path out;
+
+        @Override
+        public Integer call() throws IOException {
+            if (!Files.isRegularFile(in)) {
+                throw new CliException("adapter file not found: " + in);
+            }
+            LoraAdapter a;
+            try {
+                a = LoraFile.read(in);
+            } catch (IOException e) {
+                throw new CliException(e.getMessage());
+            }
+            GgufLora.write(out, a);
+            PrintWriter w = spec.commandLine().getOut();
+            w.printf("wrote %s: %d LoRA pairs for %s%n", out, a.pairs().size(), a.header().base().describe());
+            w.flush();
+            return 0;
+        }
+    }
+
+    /** {@code juno lora import IN.gguf OUT.lora --model-path M}. */
+    @Command(name = "import", mixinStandardHelpOptions = true,
+            description = "Read a llama.cpp GGUF LoRA into a Juno .lora file; the base model (--model-path) is checked and recorded in its header.")
+    static final class Import implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ModelOption model = new ModelOption();
+
+        @Parameters(index = "0", paramLabel = "IN.gguf")
+        Path in;
+
+        @Parameters(index = "1", paramLabel = "OUT.lora")
+        Path out;
+
+        @Override
+        public Integer call() throws IOException {
+            if (!Files.isRegularFile(in)) {
+                throw new CliException("adapter file not found: " + in);
+            }
+            LoraAdapter a;
+            try (GgufFile base = GgufFile.open(model.resolve())) {
+                if (!GgufLora.isGguf(in)) {
+                    throw new CliException(in + " is not a GGUF file");
+                }
+                a = LoraAdapters.load(in, base);
+            } catch (IOException e) {
+                throw new CliException(e.getMessage());
+            }
+            LoraFile.write(out, a);
+            PrintWriter w = spec.commandLine().getOut();
+            w.printf("wrote %s: %d LoRA pairs, rank %d, alpha %s%n", out, a.pairs().size(), a.header().rank(), a.header().alpha());
+            w.flush();
+            return 0;
+        }
+    }
+
+    /** {@code juno lora train}: a minimal trainer (llama models). */
+    @Command(name = "train", mixinStandardHelpOptions = true,
+            description = {"Train a LoRA adapter on plain text or JSONL {\"text\": ...} lines (llama-architecture models so far).",
+                    "Single-threaded and deterministic: the same data, options and --seed give the same adapter bit for bit.",
+                    "Not built yet: {\"messages\": ...} lines, --dropout, --batch-tokens, checkpoints and --resume."})
+    static final class Train implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ModelOption model = new ModelOption();
+
+        @picocli.CommandLine.Option(names = "--data", required = true, paramLabel = "FILE", description = "Plain text, or .jsonl with one {\"text\": ...} object a line.")
+        Path data;
+
+        @picocli.CommandLine.Option(names = "--output", required = true, paramLabel = "A.lora", description = "Adapter to write (temporary file, then renamed).")
+        Path output;
+
+        @picocli.CommandLine.Option(names = "--targets", defaultValue = "q,v", description = "Projections to adapt: q,k,v,o,gate,up,down (default: ${DEFAULT-VALUE}).")
+        String targets;
+
+        @picocli.CommandLine.Option(names = "--rank", defaultValue = "8", description = "LoRA rank (default: ${DEFAULT-VALUE}).")
+        int rank;
+
+        @picocli.CommandLine.Option(names = "--alpha", defaultValue = "16", description = "LoRA alpha; scale alpha/rank (default: ${DEFAULT-VALUE}).")
+        float alpha;
+
+        @picocli.CommandLine.Option(names = "--rslora", description = "Scale alpha/sqrt(rank) (rank-stabilized LoRA).")
+        boolean rsLora;
+
+        @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-4", description = "Peak learning rate (AdamW; default: ${DEFAULT-VALUE}).")
+        float lr;
+
+        @picocli.CommandLine.Option(names = "--weight-decay", defaultValue = "0", description = "AdamW decoupled weight decay (default: ${DEFAULT-VALUE}).")
+        float weightDecay;
+
+        @picocli.CommandLine.Option(names = "--warmup", defaultValue = "10", description = "Linear warm-up steps, then cosine decay (default: ${DEFAULT-VALUE}).")
+        int warmup;
+
+        @picocli.CommandLine.Option(names = "--clip", defaultValue = "1", description = "Largest global gradient norm; 0 = no clipping (default: ${DEFAULT-VALUE}).")
+        float clip;
+
+        @picocli.CommandLine.Option(names = "--epochs", defaultValue = "1", description = "Passes over the training chunks when --max-steps is not given (default: ${DEFAULT-VALUE}).")
+        int epochs;
+
+        @picocli.CommandLine.Option(names = "--max-steps", defaultValue = "0", description = "Optimizer steps (one chunk each); 0 = --epochs passes.")
+        int maxSteps;
+
+        @picocli.CommandLine.Option(names = "--seq-len", defaultValue = "256", description = "Tokens per training chunk (default: ${DEFAULT-VALUE}).")
+        int seqLen;
+
+        @picocli.CommandLine.Option(names = "--val-split", defaultValue = "0.1", description = "Fraction of chunks held out for the validation loss (default: ${DEFAULT-VALUE}).")
+        double valSplit;
+
+        @picocli.CommandLine.Option(names = "--seed", defaultValue = "0", description = "Seed of the initialization and the chunk order (default: ${DEFAULT-VALUE}).")
+        long seed;
+
+        @Override
+        public Integer call() throws IOException {
+            if (rank < 1 || seqLen < 2 || epochs < 1 || maxSteps < 0 || !(valSplit >= 0 && valSplit < 1)) {
+                throw new CliException("--rank >= 1, --seq-len >= 2, --epochs >= 1, --max-steps >= 0 and --val-split in [0, 1) are required");
+            }
+            java.util.List<ml.juno.engine.model.block.Projection> ts;
+            try {
+                ts = ml.juno.engine.model.block.Projection.parseList(targets);
+            } catch (IllegalArgumentException e) {
+                throw new CliException("--targets: " + e.getMessage());
+            }
+            if (!Files.isRegularFile(data)) {
+                throw new CliException("data file not found: " + data);
+            }
+            PrintWriter err = spec.commandLine().getErr();
+            try (GgufFile base = GgufFile.open(model.resolve());
+                 ml.juno.engine.kernel.Backend backend = ml.juno.engine.kernel.Backends.select(1)) {
+                var tokenizer = ml.juno.coordinator.tokenizer.Tokenizer.fromGguf(base);
+                java.util.List<int[]> chunks = TrainingData.chunks(data, tokenizer, seqLen);
+                var config = ml.juno.engine.model.Architectures.forName(base.metadata().getString(
+                        ml.juno.engine.gguf.GgufKeys.GENERAL_ARCHITECTURE)).config(base);
+                ml.juno.engine.lora.LoraTrainer trainer;
+                try {
+                    trainer = new ml.juno.engine.lora.LoraTrainer(base, config, backend);
+                } catch (IllegalArgumentException e) {
+                    throw new CliException(e.getMessage());
+                }
+                int nVal = chunks.size() > 1 ? (int) Math.floor(chunks.size() * valSplit) : 0;
+                java.util.List<ml.juno.engine.lora.LoraTraining.Example> train = new java.util.ArrayList<>();
+                java.util.List<ml.juno.engine.lora.LoraTraining.Example> val = new java.util.ArrayList<>();
+                for (int i = 0; i < chunks.size(); i++) {
+                    (i < chunks.size() - nVal ? train : val).add(ml.juno.engine.lora.LoraTraining.Example.text(chunks.get(i)));
+                }
+                int steps = maxSteps > 0 ? maxSteps : epochs * train.size();
+                java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+                settings.put("data", data.getFileName().toString());
+                settings.put("lr", Float.toString(lr));
+                settings.put("weight-decay", Float.toString(weightDecay));
+                settings.put("warmup", Integer.toString(warmup));
+                settings.put("steps", Integer.toString(steps));
+                settings.put("seq-len", Integer.toString(seqLen));
+                settings.put("clip", Float.toString(clip));
+                settings.put("seed", Long.toString(seed));
+                LoraAdapter adapter = ml.juno.engine.lora.LoraTrainer.init(ml.juno.engine.lora.BaseFingerprint.of(base), ts, rank, alpha,
+                        rsLora, seed, settings);
+                double valBefore = val.isEmpty() ? Double.NaN : ml.juno.engine.lora.LoraTraining.evaluate(trainer, adapter, val);
+                long t0 = System.nanoTime();
+                long[] tokens = {0};
+                double[] losses = ml.juno.engine.lora.LoraTraining.train(trainer, adapter, train,
+                        new ml.juno.engine.lora.LoraTraining.Options(lr, weightDecay, Math.min(warmup, steps), steps, clip, seed),
+                        (step, n, loss, rate, nanos) -> {
+                            tokens[0] += n;
+                            if (step % 10 == 0 || step == steps - 1) {
+                                double secs = (System.nanoTime() - t0) / 1e9;
+                                err.printf(java.util.Locale.ROOT, "\rstep %d/%d  loss %.4f  lr %.2e  %.0f tok/s  ETA %.0f s   ", step + 1, steps,
+                                        loss, rate, tokens[0] / secs, secs / (step + 1) * (steps - step - 1));
+                                err.flush();
+                            }
+                        });
+                err.println();
+                double valAfter = val.isEmpty() ? Double.NaN : ml.juno.engine.lora.LoraTraining.evaluate(trainer, adapter, val);
+                LoraFile.write(output, adapter);
+                PrintWriter w = spec.commandLine().getOut();
+                w.printf(java.util.Locale.ROOT, "wrote %s: %d steps on %d chunks, loss %.4f -> %.4f%s%n", output, steps, train.size(),
+                        losses[0], losses[losses.length - 1],
+                        val.isEmpty() ? "" : String.format(java.util.Locale.ROOT, ", validation loss %.4f -> %.4f", valBefore, valAfter));
+                w.flush();
+                return 0;
+            }
+        }
+    }
+}
