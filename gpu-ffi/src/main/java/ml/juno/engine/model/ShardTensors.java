@@ -177,14 +177,20 @@ public final class ShardTensors {
 
     /**
      * Rows {@code [start, start+count)} of an FFN width {@code total} that {@code shard}'s rank computes: an even share
-     * when it is a whole number of blocks, else shares of whole blocks (256 columns where {@code total} allows, which
-     * fits every GGML block size, else 32, else single columns), the first ranks taking one more. The same for every
+     * when it is a whole number of blocks, else shares of whole blocks (256 columns where {@code total} has one for every
+     * slice, which fits every GGML block size, else 32, else single columns), the first ranks taking one more. The same for every
      * layer and weight type, so a LoRA delta ({@code LoraPlan}) is sliced exactly as the weights are.
      */
     public static int[] ffnRange(int total, ShardSpec shard) {
         int parts = shard.tensorParts();
         int rank = shard.tensorRank();
-        int unit = total % 256 == 0 ? 256 : total % 32 == 0 ? 32 : 1;
+        int unit = 1;
+        for (int u : new int[] {256, 32}) { // the largest block that still leaves every slice some
+            if (total % u == 0 && total / u >= parts) {
+                unit = u;
+                break;
+            }
+        }
         if (total % parts == 0 && (total / parts) % unit == 0) {
             int w = total / parts;
             return new int[] {rank * w, w};
