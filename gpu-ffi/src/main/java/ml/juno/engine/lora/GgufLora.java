@@ -3,10 +3,8 @@ package ml.juno.engine.lora;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -282,23 +280,14 @@ public final class GgufLora {
             specs.add(new GgufStreamWriter.TensorSpec(x.name + LORA_A, GgmlType.F32, new long[] {x.in, x.rank}));
             specs.add(new GgufStreamWriter.TensorSpec(x.name + LORA_B, GgmlType.F32, new long[] {x.rank, x.out}));
         }
-        Path abs = path.toAbsolutePath();
-        Path tmp = Files.createTempFile(abs.getParent(), abs.getFileName().toString(), ".tmp");
-        try {
+        AtomicWrite.to(path, tmp -> {
             try (GgufStreamWriter w = GgufStreamWriter.create(tmp, md, specs)) {
                 for (int i = 0; i < fused.size(); i++) {
                     w.write(w.dataPosition(2 * i), floats(fused.get(i).a));
                     w.write(w.dataPosition(2 * i + 1), floats(fused.get(i).b));
                 }
             }
-            try {
-                Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        });
     }
 
     private record Fused(String name, int rank, int in, int out, float[] a, float[] b) {}

@@ -5,10 +5,8 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -101,9 +99,7 @@ public final class LoraFile {
 
     /** Writes {@code len} bytes of {@code data} to a temporary file beside {@code path}, then renames it. */
     static void writeAtomically(Path path, byte[] data, int len) throws IOException {
-        Path abs = path.toAbsolutePath();
-        Path tmp = Files.createTempFile(abs.getParent(), abs.getFileName().toString(), ".tmp");
-        try {
+        AtomicWrite.to(path, tmp -> {
             try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
                 ByteBuffer w = ByteBuffer.wrap(data, 0, len);
                 while (w.hasRemaining()) {
@@ -111,14 +107,7 @@ public final class LoraFile {
                 }
                 ch.force(true);
             }
-            try {
-                Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        });
     }
 
     private static void putStr(ByteBuffer buf, String s) {

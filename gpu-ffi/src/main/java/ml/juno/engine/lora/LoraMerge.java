@@ -2,10 +2,8 @@ package ml.juno.engine.lora;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -81,33 +79,27 @@ public final class LoraMerge {
             }
         }
         md.add(GgufStreamWriter.Entry.string("juno.lora.merged", LoraPlan.describe(adapters)));
-        Path abs = output.toAbsolutePath();
-        Path tmp = Files.createTempFile(abs.getParent(), abs.getFileName().toString(), ".tmp");
-        int nAdapted = 0;
-        long done = 0;
-        try {
+        long bytes = total;
+        AtomicWrite.to(output, tmp -> {
+            long done = 0;
             try (GgufStreamWriter w = GgufStreamWriter.create(tmp, md, specs)) {
                 for (int i = 0; i < tensors.size(); i++) {
                     GgufTensorInfo t = tensors.get(i);
                     if (adapted[i]) {
                         w.write(w.dataPosition(i), ByteBuffer.wrap(adaptedBytes(base, t, fp, adapters, specs.get(i).type())));
-                        nAdapted++;
                     } else {
                         w.write(w.dataPosition(i), base.data(t).asByteBuffer());
                     }
                     done += t.byteSize();
-                    progress.progress("merge", done, total);
+                    progress.progress("merge", done, bytes);
                 }
             }
-            try {
-                Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
+        });
+        int nAdapted = 0;
+        for (boolean a : adapted) {
+            nAdapted += a ? 1 : 0;
         }
-        return new Report(nAdapted, tensors.size() - nAdapted, Files.size(abs));
+        return new Report(nAdapted, tensors.size() - nAdapted, Files.size(output));
     }
 
     /** A projection held in rows {@code [rowFrom, rowFrom + pair.out)} of a base tensor, with its scale. */

@@ -51,6 +51,8 @@ class LoraFileTest {
                 assertEquals(List.of(p), files.toList());
             }
             assertTrue(LoraFile.isLoraFile(p));
+            assertEquals("rw-r--r--", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)),
+                    "an ordinary file, not the temporary file's owner-only mode");
             assertEquals(8f / (float) Math.sqrt(4), a.header().scale(4), 1e-7f, "rsLoRA scale alpha/sqrt(r)");
         }
     }
