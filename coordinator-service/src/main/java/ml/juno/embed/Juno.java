@@ -22,6 +22,7 @@ import ml.juno.coordinator.sampling.Truncation;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.coordinator.service.CollectedGeneration;
 import ml.juno.coordinator.tokenizer.ChatMessage;
 import ml.juno.coordinator.tokenizer.ChatRequest;
 import ml.juno.coordinator.tokenizer.ChatTemplates;
@@ -148,23 +149,21 @@ public final class Juno implements AutoCloseable {
 
     /** The assistant's answer to a conversation, rendered with the model's own chat template. */
     public String chat(List<Message> conversation) {
-        StringBuilder text = new StringBuilder();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        start(conversation, new Listener(done) {
-            @Override
-            void piece(String piece) {
-                text.append(piece);
-            }
-        });
+        CollectedGeneration collected = new CollectedGeneration(1, false);
+        start(conversation, collected);
+        CollectedGeneration.Choice answer;
         try {
-            done.get();
+            answer = collected.result().get().choices().get(0);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
         } catch (ExecutionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+            throw new IllegalStateException(e.getCause());
         }
-        return text.toString();
+        if (answer.reason() == FinishReason.ERROR) {
+            throw new IllegalStateException("the generation failed: " + answer.message());
+        }
+        return answer.text();
     }
 
     /** The answer to one user message, as pieces of text published as they are generated. */
@@ -199,7 +198,7 @@ public final class Juno implements AutoCloseable {
         };
     }
 
-    private void start(List<Message> conversation, Listener listener) {
+    private void start(List<Message> conversation, GenerationListener listener) {
         if (conversation.isEmpty()) {
             throw new IllegalArgumentException("the conversation is empty");
         }

@@ -22,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -37,6 +36,7 @@ import ml.juno.coordinator.engine.Topology;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.coordinator.service.CollectedGeneration;
 import ml.juno.coordinator.service.EngineBusyException;
 import ml.juno.coordinator.service.EngineNotReadyException;
 import ml.juno.coordinator.service.EngineProducer;
@@ -103,11 +103,11 @@ public class NativeApiResource {
         long t0 = System.nanoTime();
         try {
             Parsed p = parse(body);
-            Collected collected = new Collected();
+            CollectedGeneration collected = new CollectedGeneration(1, false);
             RequestOutput generation = service.start(p.model, RequestMapping.chatPrompt(p.chat), p.options, RequestKind.CHAT, collected);
-            Collected.Done done;
+            CollectedGeneration.Result done;
             try {
-                done = collected.result.get(WHOLE_TIMEOUT_S, TimeUnit.SECONDS);
+                done = collected.result().get(WHOLE_TIMEOUT_S, TimeUnit.SECONDS);
             } catch (TimeoutException e) {
                 generation.cancel();
                 return error(504, "timeout", "The request took longer than " + WHOLE_TIMEOUT_S + " s", null);
@@ -118,12 +118,13 @@ public class NativeApiResource {
             } catch (ExecutionException e) {
                 return error(500, "internal", String.valueOf(e.getCause()), null);
             }
-            if (done.reason == FinishReason.ERROR) {
-                return error(500, "generation_failed", done.message, null);
+            CollectedGeneration.Choice choice = done.choices().get(0);
+            if (choice.reason() == FinishReason.ERROR) {
+                return error(500, "generation_failed", choice.message(), null);
             }
             long latency = (System.nanoTime() - t0) / 1_000_000;
-            return Response.ok(new InferenceResponse(p.model.id(), done.text.toString(), done.usage.promptTokens(),
-                    done.usage.completionTokens(), finish(done.reason), latency)).header(Responder.LATENCY_HEADER, latency).build();
+            return Response.ok(new InferenceResponse(p.model.id(), choice.text(), done.usage().promptTokens(),
+                    done.usage().completionTokens(), finish(choice.reason()), latency)).header(Responder.LATENCY_HEADER, latency).build();
         } catch (ServiceException e) {
             return error(e);
         }
@@ -290,38 +291,6 @@ public class NativeApiResource {
     }
 
     // ---- listeners ---------------------------------------------------------------------------------------------------
-
-    /** Collects the one choice of a whole native request. */
-    private static final class Collected implements GenerationListener {
-        record Done(StringBuilder text, FinishReason reason, String message, Usage usage) {
-        }
-
-        final CompletableFuture<Done> result = new CompletableFuture<>();
-        private final StringBuilder text = new StringBuilder();
-        private FinishReason reason = FinishReason.ERROR;
-        private String message = "";
-
-        @Override
-        public void onToken(int choice, int tokenId, String piece, TokenLogprobs logprobs) {
-            text.append(piece);
-        }
-
-        @Override
-        public void onText(int choice, String piece) {
-            text.append(piece);
-        }
-
-        @Override
-        public void onChoiceFinished(int choice, FinishReason r, Usage usage, String m) {
-            reason = r;
-            message = m;
-        }
-
-        @Override
-        public void onFinished(Usage usage) {
-            result.complete(new Done(text, reason, message, usage));
-        }
-    }
 
     /** SSE events of a streamed native request: one per token, then the closing event with the counts. */
     private final class StreamEvents implements GenerationListener {
