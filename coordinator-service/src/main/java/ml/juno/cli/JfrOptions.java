@@ -39,6 +39,13 @@ final class JfrOptions {
         return duration != null;
     }
 
+    /** Refuses a {@code --jfr} that is not a duration such as 30s, 5m, 1h or 1d (nothing to check without it). */
+    void checkDuration() {
+        if (duration != null && !DURATION.matcher(duration).matches()) {
+            throw new CliException("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '" + duration + "'");
+        }
+    }
+
     /**
      * The JVM options that record {@code role}'s JVM (e.g. {@code local}, {@code coordinator}, {@code node-2}), or none
      * without {@code --jfr}.
@@ -50,9 +57,7 @@ final class JfrOptions {
             }
             return List.of();
         }
-        if (!DURATION.matcher(duration).matches()) {
-            throw new CliException("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '" + duration + "'");
-        }
+        checkDuration();
         if (!Files.isDirectory(dir)) {
             throw new CliException("--jfr-dir " + dir + " is not a directory");
         }

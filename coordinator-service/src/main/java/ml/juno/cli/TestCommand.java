@@ -83,9 +83,7 @@ final class TestCommand implements Callable<Integer> {
         Path modelPath = model.resolve().toAbsolutePath();
         backend.args(); // a bad JUNO_BACKEND is an error before any cluster starts
         expertCache.args();
-        if (jfr.enabled() && !jfr.duration.matches("[1-9][0-9]*(s|m|h|d)")) { // before any cluster starts
-            throw new CliException("--jfr takes a duration such as 30s, 5m, 1h or 1d, got '" + jfr.duration + "'");
-        }
+        jfr.checkDuration(); // before any cluster starts
         logDir = RunLogs.create(logDir, "test");
         for (String p : parallelisms) {
             String reference;

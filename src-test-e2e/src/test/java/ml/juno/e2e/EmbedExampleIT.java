@@ -27,6 +27,5 @@ class EmbedExampleIT {
         String stream = r.out().lines().filter(l -> l.startsWith("stream: ")).findFirst().orElseThrow().substring(8);
         assertFalse(chat.isBlank(), r.describe());
         assertEquals(chat, stream, "the streamed pieces make the chat's greedy answer");
-        assertTrue(r.out().lines().count() >= 2);
     }
 }
