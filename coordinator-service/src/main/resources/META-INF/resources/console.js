@@ -335,6 +335,7 @@
         const chunk = JSON.parse(data);
         if (chunk.error) throw Object.assign(new Error('The server stopped with an error: ' + chunk.error.message), { server: true });
         if (chunk.usage) usage = chunk.usage;
+        if (chunk.model) m.meta.model = chunk.model; // the model (or adapter) that answered, as the server names it
         for (const c of chunk.choices || []) {
           if (c.finish_reason) finish = c.finish_reason;
           const piece = c.delta && c.delta.content;

@@ -19,6 +19,7 @@ import java.util.stream.Stream;
 import ml.juno.e2e.harness.AppLauncher;
 import ml.juno.e2e.harness.LocalServer;
 import ml.juno.e2e.harness.NodeScripts;
+import ml.juno.e2e.harness.RandomLora;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -70,6 +71,29 @@ class WebConsoleIT {
                 assertTrue(Files.size(shots.resolve(shot)) > 1000, shot + " written");
             }
         } finally {
+            try (Stream<Path> files = Files.walk(profile)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void console_modelPicker_listsAndSendsANamedLoraAdapter() throws Exception {
+        Path root = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
+        Path model = Path.of(System.getProperty("juno.models.dir", root.resolve("models").toString()), "stories260K.gguf").toAbsolutePath();
+        Path adapter = Files.createTempFile("juno-console-", ".lora");
+        Path profile = Files.createTempDirectory("juno-chromium-");
+        try {
+            RandomLora.write(adapter, model, 5);
+            try (AppLauncher withAdapter = LocalServer.start(model, "-Xmx128m", "--lora-modules", "tuned=" + adapter)) {
+                NodeScripts.Result r = NodeScripts.run("console-model.mjs", Duration.ofMinutes(1), withAdapter.url("/").toString(), profile.toString(),
+                        "tuned", LocalServer.MODEL_ID);
+                System.out.println(r.checks());
+                assertEquals(0, r.exitCode(), r.output() + "\nserver log:\n" + withAdapter.log());
+                assertTrue(r.checks().stream().anyMatch(l -> l.startsWith("ok console-model")), r.output());
+            }
+        } finally {
+            Files.deleteIfExists(adapter);
             try (Stream<Path> files = Files.walk(profile)) {
                 files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
