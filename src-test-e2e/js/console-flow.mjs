@@ -17,7 +17,7 @@ const origin = new URL(url).origin;
 const problems = [];
 const notes = [];
 const foreign = [], pageErrors = [], consoleErrors = [], failed = [], bad = [], chats = [];
-let jsonRefusalExpected = false;
+let expect400 = false; // while a step makes the server refuse a request on purpose
 
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: '/usr/bin/chromium',
@@ -40,11 +40,11 @@ try {
     if (!(r.url().endsWith('/v1/chat/completions') && /ERR_ABORTED/.test(r.failure().errorText))) failed.push(r.url() + ' ' + r.failure().errorText);
   });
   page.on('response', (r) => {
-    if (r.status() >= 400 && !(jsonRefusalExpected && r.url().endsWith('/v1/chat/completions') && r.status() === 400)) bad.push(r.status() + ' ' + r.url());
+    if (r.status() >= 400 && !(expect400 && r.url().endsWith('/v1/chat/completions') && r.status() === 400)) bad.push(r.status() + ' ' + r.url());
   });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !(jsonRefusalExpected && /status of 400/.test(m.text()))) consoleErrors.push(m.text());
+    if (m.type() === 'error' && !(expect400 && /status of 400/.test(m.text()))) consoleErrors.push(m.text());
   });
   page.on('dialog', (d) => { problems.push('unexpected dialog: ' + d.message()); d.dismiss(); });
 
@@ -203,14 +203,32 @@ try {
   check((await page.evaluate(() => window.__pwned)) === undefined, 'injected code ran: ' + (await page.evaluate(() => window.__pwned)));
   await page.screenshot({ path: join(shots, '3-markdown.png') });
 
-  // ---- 7. JSON mode --------------------------------------------------------------------------------------------
+  // ---- 7. a request the server refuses: its message in an error bubble, then Retry --------------------------------
+  await page.click('#new-chat');
+  await setField('top-p', 2); // the field's max is 1, but a typed value still goes out; the server answers 400
+  expect400 = true;
+  await page.fill('#prompt', 'Once upon a time');
+  await page.click('#send');
+  await turn(2);
+  expect400 = false;
+  msgs = await messages();
+  const refusal = msgs[msgs.length - 1] || {};
+  check(refusal.role === 'error' && /refused/.test(refusal.raw) && /top_p/.test(refusal.raw), 'a 400 is not shown with its message: ' + JSON.stringify(refusal));
+  check((await page.getAttribute('#log .msg.error', 'role')) === 'alert', 'the error bubble is not an alert');
+  await setField('top-p', 0.9);
+  await page.click('#log .msg.error .regenerate');
+  await turn(2);
+  msgs = await messages();
+  check(msgs.length === 2 && msgs[0].role === 'user' && msgs[1].role === 'assistant' && msgs[1].raw.length > 0, 'Retry after the error: ' + JSON.stringify(msgs));
+
+  // ---- 8. JSON mode --------------------------------------------------------------------------------------------
   await page.click('#new-chat');
   check((await page.$$('#log .msg')).length === 0 && (await page.evaluate(() => localStorage.getItem('juno.conversation'))) === '[]', 'New chat did not clear the conversation');
   await setField('max-tokens', 400);
   await setField('temperature', 0);
   await page.check('#json-mode');
   await page.dispatchEvent('#json-mode', 'change');
-  jsonRefusalExpected = expectedJson === 'refused';
+  expect400 = expectedJson === 'refused';
   await page.fill('#prompt', 'Describe a cat as a JSON object');
   await page.click('#send');
   await turn(2);
@@ -236,9 +254,9 @@ try {
   await page.screenshot({ path: join(shots, '4-json-mode.png') });
   await page.uncheck('#json-mode');
   await page.dispatchEvent('#json-mode', 'change');
-  jsonRefusalExpected = false;
+  expect400 = false;
 
-  // ---- 8. favicon ----------------------------------------------------------------------------------------------
+  // ---- 9. favicon ----------------------------------------------------------------------------------------------
   const icons = await page.evaluate(async () => {
     const out = [];
     for (const l of document.querySelectorAll('link[rel~="icon"]')) {
@@ -251,7 +269,7 @@ try {
   });
   check(icons.length >= 2 && icons.every((i) => i.status === 200 && /^image\//.test(i.type) && i.size > 0), 'favicon: ' + JSON.stringify(icons));
 
-  // ---- 9. a narrow screen: settings behind a toggle ----------------------------------------------------------------
+  // ---- 10. a narrow screen: settings behind a toggle ----------------------------------------------------------------
   await page.setViewportSize({ width: 400, height: 800 });
   check(!(await page.isVisible('#settings')) && (await page.isVisible('#settings-toggle')), 'narrow screen: settings not folded away');
   await page.click('#settings-toggle');

@@ -375,6 +375,10 @@
       stop.disabled = true;
       save();
       renderAll();
+      // one line for screen readers per answer, instead of every streamed piece
+      const lastMessage = conversation[conversation.length - 1];
+      $('announce').textContent = lastMessage.role === 'error' ? lastMessage.content
+        : 'Answer ' + (finish === 'stopped' ? 'stopped' : finish === 'length' ? 'cut off at the token limit' : 'finished') + ', ' + tokens + ' tokens.';
     }
   }
 
@@ -406,7 +410,11 @@
   $('chat').addEventListener('submit', (e) => {
     e.preventDefault();
     const text = prompt.value.trim();
-    if (!text || controller || !picker.value) return;
+    if (!text || controller) return;
+    if (!picker.value) {
+      stats.textContent = $('announce').textContent = 'No model to send to yet: ' + picker.textContent;
+      return;
+    }
     prompt.value = '';
     ask(text);
   });
