@@ -37,7 +37,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--nodes", required = true, paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order.")
     String nodes;
 
-    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-${env:API_PORT:-8080}}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
     int apiPort;
 
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address the API listens on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")

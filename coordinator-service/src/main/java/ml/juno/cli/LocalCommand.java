@@ -21,7 +21,7 @@ final class LocalCommand implements Callable<Integer> {
     @Mixin
     ModelOption model = new ModelOption();
 
-    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-8080}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT).")
+    @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-${env:API_PORT:-8080}}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}, env JUNO_API_PORT or API_PORT).")
     int apiPort;
 
     @Option(names = "--host", defaultValue = "${env:JUNO_HOST:-127.0.0.1}", description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only; 0.0.0.0 for every interface, then set API keys).")

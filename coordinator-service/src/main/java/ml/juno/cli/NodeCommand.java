@@ -40,6 +40,9 @@ final class NodeCommand implements Callable<Integer> {
     @Mixin
     VerboseOption verbose = new VerboseOption();
 
+    @Mixin
+    LoraPlayOption lora = new LoraPlayOption();
+
     @Override
     public Integer call() {
         Map<String, String> props = properties();
@@ -70,6 +73,10 @@ final class NodeCommand implements Callable<Integer> {
         }
         props.putAll(expertCache.properties());
         props.putAll(verbose.properties());
+        String play = lora.property();
+        if (play != null) {
+            props.put("juno.node.lora-play", play); // added to whatever the coordinator asks this node to play
+        }
         return props;
     }
 }

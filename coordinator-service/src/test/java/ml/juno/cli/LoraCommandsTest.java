@@ -69,6 +69,22 @@ class LoraCommandsTest {
     }
 
     @Test
+    void nodeLoraPlay_passesTheAbsoluteAdaptersToTheNode_andRefusesAMissingFile() throws Exception {
+        Path lora = dir.resolve("n.lora");
+        LoraFile.write(lora, adapter(STORIES, 7, 0.1f));
+        NodeCommand node = new NodeCommand();
+        new picocli.CommandLine(node).parseArgs("--port", "19999", "--lora-play", lora + ":0.5");
+        assertEquals(lora.toAbsolutePath() + ":0.5", node.properties().get("juno.node.lora-play"));
+        NodeCommand none = new NodeCommand();
+        new picocli.CommandLine(none).parseArgs("--port", "19999");
+        assertEquals(null, none.properties().get("juno.node.lora-play"), "no adapter unless asked");
+        NodeCommand missing = new NodeCommand();
+        new picocli.CommandLine(missing).parseArgs("--port", "19999", "--lora-play", dir.resolve("absent.lora").toString());
+        CliException e = org.junit.jupiter.api.Assertions.assertThrows(CliException.class, missing::properties);
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("not found"), e.getMessage());
+    }
+
+    @Test
     void loraPlay_exportImport_andMerge_agreeOnTheGreedyTokens() throws Exception {
         Path lora = dir.resolve("a.lora");
         LoraAdapter a = adapter(STORIES, 5, 0.3f);

@@ -159,6 +159,32 @@ class ClusterParityIT {
     }
 
     @Test
+    void adapterPlayedByTheNodesThemselves_givesTheLocalPlayedTokens() throws Exception {
+        // juno node --lora-play: the coordinator knows nothing of the adapter; each tensor rank plays its slice
+        Path play = java.nio.file.Files.createTempFile(MODELS, ".parity-nodeplay-", ".lora");
+        try {
+            ml.juno.e2e.harness.RandomLora.write(play, STORIES, 13);
+            var lora = new ml.juno.coordinator.engine.EngineLora(List.of(new ml.juno.engine.lora.LoraAdapters.Spec(play, 0.5f)), List.of());
+            EngineConfig ec = engineConfig(STORIES);
+            List<List<Integer>> want;
+            try (InferenceEngine e = EngineAssembly.open(ec, lora)) {
+                want = generateAll(e, TP_PROMPTS, TP_TOKENS);
+            }
+            assertNotEquals(local(STORIES, TP_PROMPTS, TP_TOKENS), want, "the played adapter changes the tokens");
+            try (NodeProcesses playing = NodeProcesses.start("nodeplay", 2, java.util.Map.of("juno.node.lora-play", play + ":0.5"))) {
+                List<NodeAddress> addresses = playing.addresses(2).stream().map(NodeAddress::parse).toList();
+                ClusterConfig cc = new ClusterConfig(addresses, Parallelism.TENSOR, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
+                        new ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
+                try (InferenceEngine e = EngineAssembly.open(ec, ClusterExecutor.factory(cc, ec))) {
+                    assertEquals(want, generateAll(e, TP_PROMPTS, TP_TOKENS), "stories260K, adapter played by 2 tensor-parallel nodes");
+                }
+            }
+        } finally {
+            java.nio.file.Files.deleteIfExists(play);
+        }
+    }
+
+    @Test
     void float16AndInt8Activations_reportTheirTop1Agreement() throws Exception {
         List<List<Integer>> want = local(STORIES);
         for (Parallelism p : Parallelism.values()) {

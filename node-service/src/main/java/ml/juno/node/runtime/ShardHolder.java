@@ -37,6 +37,10 @@ public class ShardHolder {
     @ConfigProperty(name = "juno.node.id")
     String nodeId;
 
+    /** {@code juno node --lora-play}: adapters this node plays on every shard it loads, after the coordinator's. */
+    @ConfigProperty(name = "juno.node.lora-play")
+    java.util.Optional<List<String>> nodeLoraPlay;
+
     public State state() {
         return state.get();
     }
@@ -63,7 +67,7 @@ public class ShardHolder {
             state.set(new State(ShardPhase.LOADING, "loading " + request.modelPath()));
             unload();
             try {
-                LoadedShard s = LoadedShard.load(request, nodeId);
+                LoadedShard s = LoadedShard.load(withNodeAdapters(request, nodeLoraPlay.orElse(List.of())), nodeId);
                 shard = s;
                 state.set(new State(ShardPhase.READY, "serving " + s.info().describe()));
                 LOG.infof("loaded %s in %d ms; backend %s (%s)", s.info().describe(), s.info().loadMillis(),
@@ -76,6 +80,24 @@ public class ShardHolder {
                 throw new ShardLoadException(why, e);
             }
         }, inference);
+    }
+
+    /**
+     * The request with this node's own {@code --lora-play} adapters ({@code PATH[:SCALE]} each) appended to the ones the
+     * coordinator sent; all of them are summed into every row. A malformed entry is an {@link IllegalArgumentException}.
+     */
+    static ShardLoad withNodeAdapters(ShardLoad r, List<String> specs) {
+        if (specs.isEmpty()) {
+            return r;
+        }
+        List<ShardLoad.Lora> play = new java.util.ArrayList<>(r.loraPlay());
+        for (String spec : specs) {
+            ml.juno.engine.lora.LoraAdapters.Spec s = ml.juno.engine.lora.LoraAdapters.Spec.parse(spec.strip());
+            play.add(new ShardLoad.Lora(s.path().toAbsolutePath().toString(), s.scale()));
+        }
+        LOG.infof("playing this node's adapters on every row, after the coordinator's: %s", String.join(", ", specs));
+        return new ShardLoad(r.modelPath(), r.partition(), r.dtype(), r.order(), r.contextLength(), r.maxSequences(),
+                r.maxBatchTokens(), r.kvBlockSize(), r.kvBlocks(), r.kvType(), r.threads(), play, r.loraModules());
     }
 
     /**

@@ -17,12 +17,19 @@ public final class NodeProcesses implements AutoCloseable {
 
     /** Starts {@code n} nodes (one compute thread each is the coordinator's choice, not theirs). */
     public static NodeProcesses start(String prefix, int n) {
+        return start(prefix, n, Map.of());
+    }
+
+    /** Starts {@code n} nodes with extra system properties (the ones {@code juno node}'s options set). */
+    public static NodeProcesses start(String prefix, int n, Map<String, String> properties) {
         List<CompletableFuture<AppLauncher>> starting = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             String id = prefix + "-" + i;
             starting.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    return AppLauncher.start(id, AppLauncher.nodeApp(), Map.of("juno.node.id", id), Duration.ofSeconds(90));
+                    Map<String, String> props = new java.util.HashMap<>(properties);
+                    props.put("juno.node.id", id);
+                    return AppLauncher.start(id, AppLauncher.nodeApp(), props, Duration.ofSeconds(90));
                 } catch (Exception e) {
                     throw new CompletionException(e);
                 }
