@@ -303,8 +303,9 @@
   async function answer() {
     const body = request();
     const m = { role: 'assistant', content: '', streaming: true, meta: { json: !!body.response_format, model: body.model } };
-    controller = new AbortController();
-    const signal = controller.signal;
+    const mine = new AbortController();
+    controller = mine;
+    const signal = mine.signal;
     send.disabled = true;
     stop.disabled = false;
     conversation.push(m);
@@ -368,17 +369,21 @@
       m.meta.tokens = tokens;
       m.meta.firstTokenMs = first ? Math.round(first - started) : null;
       m.meta.tokensPerSecond = rate(tokens, started, first, lastPiece);
-      stats.textContent = tokens + ' tokens, ' + (m.meta.tokensPerSecond != null ? m.meta.tokensPerSecond.toFixed(1) : '–')
-        + ' tokens/s, first token after ' + (first ? m.meta.firstTokenMs : '–') + ' ms';
-      controller = null;
-      send.disabled = false;
-      stop.disabled = true;
+      if (controller === mine) { // (New chat may have dropped this answer and started another)
+        stats.textContent = tokens + ' tokens, ' + (m.meta.tokensPerSecond != null ? m.meta.tokensPerSecond.toFixed(1) : '–')
+          + ' tokens/s, first token after ' + (first ? m.meta.firstTokenMs : '–') + ' ms';
+        controller = null;
+        send.disabled = false;
+        stop.disabled = true;
+      }
       save();
-      renderAll();
+      if (conversation.includes(m) || controller === null) renderAll();
       // one line for screen readers per answer, instead of every streamed piece
       const lastMessage = conversation[conversation.length - 1];
-      $('announce').textContent = lastMessage.role === 'error' ? lastMessage.content
-        : 'Answer ' + (finish === 'stopped' ? 'stopped' : finish === 'length' ? 'cut off at the token limit' : 'finished') + ', ' + tokens + ' tokens.';
+      if (lastMessage) {
+        $('announce').textContent = lastMessage.role === 'error' ? lastMessage.content
+          : 'Answer ' + (finish === 'stopped' ? 'stopped' : finish === 'length' ? 'cut off at the token limit' : 'finished') + ', ' + tokens + ' tokens.';
+      }
     }
   }
 
@@ -387,8 +392,8 @@
   // time is used instead.
   function rate(tokens, started, first, last) {
     if (!first || tokens < 1) return null;
-    const window = (last - first) / 1000;
-    if (tokens > 1 && window >= 0.05) return (tokens - 1) / window;
+    const span = (last - first) / 1000;
+    if (tokens > 1 && span >= 0.05) return (tokens - 1) / span;
     const whole = (last - started) / 1000;
     return whole > 0 ? tokens / whole : null;
   }
@@ -430,6 +435,9 @@
   stop.addEventListener('click', () => controller && controller.abort());
   $('new-chat').addEventListener('click', () => {
     if (controller) controller.abort();
+    controller = null;
+    send.disabled = false;
+    stop.disabled = true;
     conversation = [];
     stats.textContent = '';
     save();
