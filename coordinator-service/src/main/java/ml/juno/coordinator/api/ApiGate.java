@@ -14,6 +14,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,7 +48,9 @@ public class ApiGate {
     /** The caller's name when no keys are configured. */
     public static final String ANONYMOUS = "anonymous";
     private static final Set<String> CONSOLE = Set.of("/", "/index.html", "/console.js", "/console.css", "/favicon.ico",
-            "/health-ui", "/health-ui/", "/health-ui/index.html", "/health-ui/health-ui.js"); // pages; their data needs the key
+            "/favicon.svg", "/health-ui", "/health-ui/", "/health-ui/index.html", "/health-ui/health-ui.js"); // pages; their data needs the key
+    /** The console's libraries (markdown, sanitizer), served from their webjars. */
+    private static final List<String> CONSOLE_LIBRARIES = List.of("/webjars/marked/", "/webjars/dompurify/");
 
     private final ApiKeyRing ring;
     private final KeyLimits limits;
@@ -170,7 +173,7 @@ public class ApiGate {
         if (path.equals("/q/metrics") || path.startsWith("/q/metrics/")) {
             return metricsPublic || !ring.required();
         }
-        return CONSOLE.contains(path);
+        return CONSOLE.contains(path) || CONSOLE_LIBRARIES.stream().anyMatch(path::startsWith);
     }
 
     private void refuse(RoutingContext rc, int status, ErrorResponse body, long retryAfterSeconds) {

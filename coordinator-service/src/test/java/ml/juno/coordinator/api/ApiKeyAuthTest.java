@@ -111,6 +111,10 @@ class ApiKeyAuthTest {
         assertEquals(200, given().get("/q/health/live").statusCode());
         assertEquals(200, given().get("/q/health/ready").statusCode());
         assertEquals(200, given().get("/").statusCode(), "the console page itself is static; its API calls carry the key");
+        for (String asset : List.of("/favicon.ico", "/favicon.svg", "/webjars/marked/17.0.1/lib/marked.umd.js", "/webjars/dompurify/3.3.3/dist/purify.min.js")) {
+            assertEquals(200, given().get(asset).statusCode(), asset + ": the console's files need no key");
+        }
+        assertEquals(401, given().get("/webjars/uplot/1.6.30/dist/uPlot.min.css").statusCode(), "only the console's own webjars are open");
         Response chat = ROUTES.get(0).call(given().header("Authorization", "Bearer " + ALICE));
         assertEquals(200, chat.statusCode(), chat.asString());
         int prompt = chat.path("usage.prompt_tokens");
