@@ -1,0 +1,95 @@
+package ml.juno.e2e;
+
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import ml.juno.coordinator.cluster.ClusterConfig;
+import ml.juno.coordinator.cluster.ClusterExecutor;
+import ml.juno.coordinator.cluster.NodeAddress;
+import ml.juno.coordinator.cluster.Parallelism;
+import ml.juno.coordinator.engine.EngineAssembly;
+import ml.juno.coordinator.engine.EngineConfig;
+import ml.juno.coordinator.engine.InferenceEngine;
+import ml.juno.e2e.harness.AppLauncher;
+import ml.juno.e2e.harness.Greedy;
+import ml.juno.e2e.harness.NodeProcesses;
+import ml.juno.e2e.harness.TestHosts;
+import ml.juno.engine.kv.KvType;
+import ml.juno.model.wire.ActivationDtype;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Benchmark, not part of the suite (run it with {@code ./mvnw -o -pl src-test-e2e -am verify -Dtest=none
+ * -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=MultiHostBenchReport -Djuno.bench.model=/work/models/tl-Q4_K_M.gguf}):
+ * greedy decode time per token of pipeline-2 (one compute thread per node) with the nodes in network namespaces, the
+ * same with 1 ms {@code tc netem} delay on every host link (where the kernel has netem), and with the nodes on
+ * loopback; plus each node's resident memory after the run.
+ */
+class MultiHostBenchReport {
+
+    static final int TOKENS = Integer.getInteger("juno.bench.tokens", 32);
+
+    @Test
+    void report() throws Exception {
+        Path model = Path.of(System.getProperty("juno.bench.model", "/work/models/tl-Q4_K_M.gguf"));
+        Assumptions.assumeTrue(Files.isRegularFile(model), "no benchmark model at " + model);
+        EngineConfig ec = EngineConfig.defaults(model).withContextLength(256).withKvType(KvType.F32).withMaxSequences(1).withThreads(1);
+        Map<String, String> props = Map.of("juno.node.models-dir", model.getParent().toString());
+        try (TestHosts hosts = TestHosts.create(2)) {
+            List<AppLauncher> nodes = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    String address = hosts.address(i);
+                    int port = hosts.port(i, 19092);
+                    nodes.add(AppLauncher.startCommand("bench-host-" + i, address, port,
+                            hosts.on(i, AppLauncher.javaCommand(AppLauncher.nodeApp(), address, port, props)), Duration.ofSeconds(90)));
+                }
+                List<String> addresses = nodes.stream().map(n -> n.url("").getHost() + ":" + n.port()).toList();
+                String where = hosts.namespaces() ? "namespaces" : "loopback (" + hosts.fallbackReason() + ")";
+                run("pipeline-2 over " + where, addresses, ec);
+                String noDelay = hosts.delay(Duration.ofMillis(1));
+                if (noDelay == null) {
+                    run("pipeline-2 over namespaces, netem delay 1 ms each way on every host link", addresses, ec);
+                } else {
+                    System.out.println("[bench] no netem run: " + noDelay);
+                }
+                rss(nodes);
+            } finally {
+                nodes.forEach(AppLauncher::close);
+            }
+        }
+        try (NodeProcesses loop = NodeProcesses.start("bench-loopback", 2)) {
+            run("pipeline-2 over loopback", loop.addresses(2), ec);
+        }
+    }
+
+    static void rss(List<AppLauncher> nodes) throws Exception {
+        for (AppLauncher n : nodes) {
+            String status = Files.readString(Path.of("/proc", Long.toString(n.process().pid()), "status"));
+            String rss = status.lines().filter(l -> l.startsWith("VmRSS") || l.startsWith("RssFile") || l.startsWith("RssAnon"))
+                    .map(l -> l.replaceAll("\\s+", " ")).reduce((a, b) -> a + ", " + b).orElse("?");
+            System.out.println("[bench] node " + n.url("") + ": " + rss);
+        }
+    }
+
+    static void run(String what, List<String> addresses, EngineConfig ec) throws Exception {
+        ClusterConfig cc = new ClusterConfig(addresses.stream().map(NodeAddress::parse).toList(), Parallelism.PIPELINE,
+                new ClusterConfig.Wire(ActivationDtype.FLOAT16, ByteOrder.LITTLE_ENDIAN),
+                new ClusterConfig.Deadlines(Duration.ofMinutes(2), Duration.ofMinutes(2), Duration.ofSeconds(5), Duration.ofSeconds(60)), 1);
+        try (InferenceEngine e = EngineAssembly.open(ec, ClusterExecutor.factory(cc, ec))) {
+            Greedy.tokens(e, "Once upon a time", 4); // warm-up
+            long best = Long.MAX_VALUE;
+            for (int round = 0; round < 3; round++) {
+                long t0 = System.nanoTime();
+                Greedy.tokens(e, "Once upon a time", TOKENS);
+                best = Math.min(best, System.nanoTime() - t0);
+            }
+            System.out.printf("[bench] %s: %.1f ms/token (best of 3 runs of %d tokens, prompt included)%n", what, best / 1e6 / TOKENS, TOKENS);
+        }
+    }
+}
