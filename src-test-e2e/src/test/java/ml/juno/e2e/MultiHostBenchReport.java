@@ -16,7 +16,6 @@ import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.InferenceEngine;
 import ml.juno.e2e.harness.AppLauncher;
 import ml.juno.e2e.harness.Greedy;
-import ml.juno.e2e.harness.NodeProcesses;
 import ml.juno.e2e.harness.TestHosts;
 import ml.juno.engine.kv.KvType;
 import ml.juno.model.wire.ActivationDtype;
@@ -63,8 +62,14 @@ class MultiHostBenchReport {
                 nodes.forEach(AppLauncher::close);
             }
         }
-        try (NodeProcesses loop = NodeProcesses.start("bench-loopback", 2)) {
-            run("pipeline-2 over loopback", loop.addresses(2), ec);
+        List<AppLauncher> loopback = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                loopback.add(AppLauncher.start("bench-loopback-" + i, AppLauncher.nodeApp(), props, Duration.ofSeconds(90)));
+            }
+            run("pipeline-2 over loopback", loopback.stream().map(n -> "127.0.0.1:" + n.port()).toList(), ec);
+        } finally {
+            loopback.forEach(AppLauncher::close);
         }
     }
 
