@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * Benchmark, not part of the suite (run it with {@code ./mvnw -o -pl src-test-e2e -am verify -Dtest=none
  * -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=MultiHostBenchReport -Djuno.bench.model=/work/models/tl-Q4_K_M.gguf}):
  * greedy decode time per token of pipeline-2 (one compute thread per node) with the nodes in network namespaces, the
- * same with 1 ms {@code tc netem} delay on every host link (where the kernel has netem), and with the nodes on
- * loopback; plus each node's resident memory after the run.
+ * same with 1 ms {@code tc netem} delay on every host link (where the kernel has netem; else through a user-space relay
+ * that holds each chunk 0 and 1 ms each way), and with the nodes on loopback; plus each node's resident memory.
  */
 class MultiHostBenchReport {
 
@@ -48,16 +48,29 @@ class MultiHostBenchReport {
                     nodes.add(AppLauncher.startCommand("bench-host-" + i, address, port,
                             hosts.on(i, AppLauncher.javaCommand(AppLauncher.nodeApp(), address, port, props)), Duration.ofSeconds(90)));
                 }
-                List<String> addresses = nodes.stream().map(n -> n.url("").getHost() + ":" + n.port()).toList();
+                List<String> addresses = nodes.stream().map(n -> n.host() + ":" + n.port()).toList();
                 String where = hosts.namespaces() ? "namespaces" : "loopback (" + hosts.fallbackReason() + ")";
                 run("pipeline-2 over " + where, addresses, ec);
+                rss(nodes);
                 String noDelay = hosts.delay(Duration.ofMillis(1));
                 if (noDelay == null) {
                     run("pipeline-2 over namespaces, netem delay 1 ms each way on every host link", addresses, ec);
                 } else {
+                    // no netem in this kernel: a TCP relay in the root namespace holds every chunk for the delay instead
                     System.out.println("[bench] no netem run: " + noDelay);
+                    for (long delayUs : new long[] {0, 1000}) {
+                        List<DelayRelay> relays = new ArrayList<>();
+                        try {
+                            for (String a : addresses) {
+                                relays.add(new DelayRelay(hosts.namespaces() ? "10.77.0.1" : "127.0.0.1", a, delayUs * 1000));
+                            }
+                            run("pipeline-2 over namespaces through a user-space TCP relay holding each chunk " + delayUs + " us each way",
+                                    relays.stream().map(DelayRelay::address).toList(), ec);
+                        } finally {
+                            relays.forEach(DelayRelay::close);
+                        }
+                    }
                 }
-                rss(nodes);
             } finally {
                 nodes.forEach(AppLauncher::close);
             }
@@ -70,6 +83,94 @@ class MultiHostBenchReport {
             run("pipeline-2 over loopback", loopback.stream().map(n -> "127.0.0.1:" + n.port()).toList(), ec);
         } finally {
             loopback.forEach(AppLauncher::close);
+        }
+    }
+
+    /**
+     * A TCP relay that holds every chunk it reads for {@code delayNanos} before passing it on, each direction on its
+     * own (a one-way delay without a bandwidth limit: what {@code netem delay} does, done in user space).
+     */
+    static final class DelayRelay implements AutoCloseable {
+        private final java.net.ServerSocket server;
+        private final String target;
+        private final long delayNanos;
+        private final List<java.net.Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        DelayRelay(String bind, String target, long delayNanos) throws java.io.IOException {
+            this.server = new java.net.ServerSocket(0, 16, java.net.InetAddress.getByName(bind));
+            this.target = target;
+            this.delayNanos = delayNanos;
+            Thread.ofVirtual().start(this::accept);
+        }
+
+        String address() {
+            return server.getInetAddress().getHostAddress() + ":" + server.getLocalPort();
+        }
+
+        private void accept() {
+            try {
+                while (true) {
+                    java.net.Socket client = server.accept();
+                    NodeAddress t = NodeAddress.parse(target);
+                    java.net.Socket upstream = new java.net.Socket(t.host(), t.port());
+                    for (java.net.Socket so : List.of(client, upstream)) {
+                        so.setTcpNoDelay(true);
+                        sockets.add(so);
+                    }
+                    pump(client, upstream);
+                    pump(upstream, client);
+                }
+            } catch (java.io.IOException closed) {
+                // the relay was closed
+            }
+        }
+
+        private record Chunk(long due, byte[] bytes) {}
+
+        private void pump(java.net.Socket from, java.net.Socket to) {
+            var queue = new java.util.concurrent.LinkedBlockingQueue<Chunk>();
+            Thread.ofPlatform().daemon().start(() -> {
+                byte[] buf = new byte[1 << 16];
+                try (var in = from.getInputStream()) {
+                    for (int n; (n = in.read(buf)) > 0; ) {
+                        queue.put(new Chunk(System.nanoTime() + delayNanos, java.util.Arrays.copyOf(buf, n)));
+                    }
+                } catch (java.io.IOException | InterruptedException gone) {
+                    // closed
+                }
+                queue.add(new Chunk(0, null));
+            });
+            Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    var out = to.getOutputStream();
+                    while (true) {
+                        Chunk c = queue.take();
+                        if (c.bytes() == null) {
+                            to.shutdownOutput();
+                            return;
+                        }
+                        for (long wait; (wait = c.due() - System.nanoTime()) > 0; ) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                        }
+                        out.write(c.bytes());
+                        out.flush();
+                    }
+                } catch (java.io.IOException | InterruptedException gone) {
+                    // closed
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            try {
+                server.close();
+                for (java.net.Socket so : sockets) {
+                    so.close();
+                }
+            } catch (java.io.IOException e) {
+                System.out.println("[bench] relay close: " + e.getMessage());
+            }
         }
     }
 

@@ -101,7 +101,7 @@ class MultiHostIT {
     }
 
     static List<String> addresses() {
-        return nodes.stream().map(n -> n.url("").getHost() + ":" + n.port()).toList();
+        return nodes.stream().map(n -> n.host() + ":" + n.port()).toList();
     }
 
     static EngineConfig engineConfig() {
@@ -178,7 +178,10 @@ class MultiHostIT {
             try {
                 assertTrue(cutAt != 0, "the stream ended before the link was cut: " + events);
                 String tail = String.join("\n", events.subList(Math.max(0, events.size() - 3), events.size()));
-                assertTrue(events.stream().anyMatch(e -> e.contains("\"error\"")), "no error event:\n" + tail);
+                String error = events.stream().filter(e -> e.contains("\"error\"")).findFirst().orElse(null);
+                assertTrue(error != null, "no error event:\n" + tail);
+                String cutNode = nodes.get(1).host() + ":" + nodes.get(1).port();
+                assertTrue(error.contains("node") && error.contains("down"), "the error says a node went down: " + error);
                 assertTrue(endedMs < 8000, "the stream ended " + endedMs + " ms after the link went down (step deadline 5 s)");
                 assertTrue(events.size() < 480, "the stream stopped at the failure");
 
@@ -191,10 +194,11 @@ class MultiHostIT {
                 HttpResponse<String> refused = HTTP.send(completion(coordinator, 8, false), HttpResponse.BodyHandlers.ofString());
                 long refusedMs = (System.nanoTime() - t0) / 1_000_000;
                 assertTrue(refused.statusCode() >= 500, refused.statusCode() + " " + refused.body());
-                assertTrue(refused.body().contains("\"error\""), refused.body());
+                assertTrue(refused.body().contains("\"error\"") && refused.body().contains(cutNode), refused.body());
                 assertTrue(refusedMs < 8000, "a request while the node is down answered after " + refusedMs + " ms");
                 System.out.println("[multihost] " + (hosts.namespaces() ? "link down" : "node frozen") + ": stream failed " + endedMs
-                        + " ms after, a new request refused in " + refusedMs + " ms with " + refused.statusCode() + " " + refused.body());
+                        + " ms after with " + error + "; a new request refused in " + refusedMs + " ms with " + refused.statusCode() + " "
+                        + refused.body());
             } finally {
                 hosts.restore(1, nodes.get(1).process());
             }

@@ -123,6 +123,11 @@ public final class AppLauncher implements AutoCloseable {
         return port;
     }
 
+    /** The address the server is reached at ({@code 127.0.0.1} unless it runs on a host of its own). */
+    public String host() {
+        return host;
+    }
+
     public URI url(String path) {
         return URI.create("http://" + host + ":" + port + path);
     }
