@@ -109,9 +109,11 @@ final class LoraCommand implements Callable<Integer> {
 
     /** {@code juno lora train}: a minimal trainer (llama models). */
     @Command(name = "train", mixinStandardHelpOptions = true,
-            description = {"Train a LoRA adapter on plain text or JSONL {\"text\": ...} lines (llama-architecture models so far).",
+            description = {"Train a LoRA adapter on plain text or JSONL lines (llama-architecture models so far):",
+                    "{\"text\": ...} trains every next token; {\"messages\": [{\"role\", \"content\"}, ...]} is rendered with the",
+                    "model's chat template and trains the assistant turns' tokens only (their content and end of turn).",
                     "Single-threaded and deterministic: the same data, options and --seed give the same adapter bit for bit.",
-                    "Not built yet: {\"messages\": ...} lines, --dropout, --batch-tokens, checkpoints and --resume."})
+                    "Not built yet: --dropout, --batch-tokens, checkpoints and --resume."})
     static final class Train implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -119,7 +121,7 @@ final class LoraCommand implements Callable<Integer> {
         @Mixin
         ModelOption model = new ModelOption();
 
-        @picocli.CommandLine.Option(names = "--data", required = true, paramLabel = "FILE", description = "Plain text, or .jsonl with one {\"text\": ...} object a line.")
+        @picocli.CommandLine.Option(names = "--data", required = true, paramLabel = "FILE", description = "Plain text, or .jsonl with one {\"text\": ...} or {\"messages\": [...]} object a line; a bad line is named (file:line) before training.")
         Path data;
 
         @picocli.CommandLine.Option(names = "--output", required = true, paramLabel = "A.lora", description = "Adapter to write (temporary file, then renamed).")
@@ -182,7 +184,8 @@ final class LoraCommand implements Callable<Integer> {
             try (GgufFile base = GgufFile.open(model.resolve());
                  ml.juno.engine.kernel.Backend backend = ml.juno.engine.kernel.Backends.select(1)) {
                 var tokenizer = ml.juno.coordinator.tokenizer.Tokenizer.fromGguf(base);
-                java.util.List<int[]> chunks = TrainingData.chunks(data, tokenizer, seqLen);
+                java.util.List<ml.juno.engine.lora.LoraTraining.Example> chunks = TrainingData.examples(data, tokenizer,
+                        () -> ml.juno.coordinator.tokenizer.ChatTemplates.forModel(base.metadata(), tokenizer), seqLen);
                 var config = ml.juno.engine.model.Architectures.forName(base.metadata().getString(
                         ml.juno.engine.gguf.GgufKeys.GENERAL_ARCHITECTURE)).config(base);
                 ml.juno.engine.lora.LoraTrainer trainer;
@@ -195,7 +198,7 @@ final class LoraCommand implements Callable<Integer> {
                 java.util.List<ml.juno.engine.lora.LoraTraining.Example> train = new java.util.ArrayList<>();
                 java.util.List<ml.juno.engine.lora.LoraTraining.Example> val = new java.util.ArrayList<>();
                 for (int i = 0; i < chunks.size(); i++) {
-                    (i < chunks.size() - nVal ? train : val).add(ml.juno.engine.lora.LoraTraining.Example.text(chunks.get(i)));
+                    (i < chunks.size() - nVal ? train : val).add(chunks.get(i));
                 }
                 int steps = maxSteps > 0 ? maxSteps : epochs * train.size();
                 java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
