@@ -10,6 +10,7 @@ import ml.juno.engine.lora.GgufLora;
 import ml.juno.engine.lora.LoraAdapter;
 import ml.juno.engine.lora.LoraAdapters;
 import ml.juno.engine.lora.LoraFile;
+import ml.juno.engine.lora.LoraTraining;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -107,13 +108,15 @@ final class LoraCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code juno lora train}: a minimal trainer (llama models). */
+    /** {@code juno lora train}: the trainer (llama models). */
     @Command(name = "train", mixinStandardHelpOptions = true,
             description = {"Train a LoRA adapter on plain text or JSONL lines (llama-architecture models so far):",
                     "{\"text\": ...} trains every next token; {\"messages\": [{\"role\", \"content\"}, ...]} is rendered with the",
                     "model's chat template and trains the assistant turns' tokens only (their content and end of turn).",
-                    "Single-threaded and deterministic: the same data, options and --seed give the same adapter bit for bit.",
-                    "Not built yet: --dropout, --batch-tokens, checkpoints and --resume."})
+                    "Single-threaded and deterministic: the same data, options and --seed give the same adapter bit for bit,",
+                    "also when stopped and continued with --resume from a --checkpoint-every checkpoint.",
+                    "With --val-split > 0 the validation loss is taken at the end of each epoch and at the last step, and the",
+                    "adapter of the lowest one is written (not necessarily the last). Each step is a JFR juno.LoraTrainStep event."})
     static final class Train implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -139,6 +142,9 @@ final class LoraCommand implements Callable<Integer> {
         @picocli.CommandLine.Option(names = "--rslora", description = "Scale alpha/sqrt(rank) (rank-stabilized LoRA).")
         boolean rsLora;
 
+        @picocli.CommandLine.Option(names = "--dropout", defaultValue = "0", description = "LoRA dropout on the adapters' inputs while training, seeded; none at validation (default: ${DEFAULT-VALUE}).")
+        float dropout;
+
         @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-4", description = "Peak learning rate (AdamW; default: ${DEFAULT-VALUE}).")
         float lr;
 
@@ -154,22 +160,33 @@ final class LoraCommand implements Callable<Integer> {
         @picocli.CommandLine.Option(names = "--epochs", defaultValue = "1", description = "Passes over the training chunks when --max-steps is not given (default: ${DEFAULT-VALUE}).")
         int epochs;
 
-        @picocli.CommandLine.Option(names = "--max-steps", defaultValue = "0", description = "Optimizer steps (one chunk each); 0 = --epochs passes.")
+        @picocli.CommandLine.Option(names = "--max-steps", defaultValue = "0", description = "Optimizer steps; 0 = --epochs passes.")
         int maxSteps;
+
+        @picocli.CommandLine.Option(names = "--batch-tokens", defaultValue = "0", paramLabel = "N", description = "Gradient accumulation: each step averages the gradients of as many chunks as fit in N tokens (at least one); 0 = one chunk a step (default: ${DEFAULT-VALUE}).")
+        int batchTokens;
 
         @picocli.CommandLine.Option(names = "--seq-len", defaultValue = "256", description = "Tokens per training chunk (default: ${DEFAULT-VALUE}).")
         int seqLen;
 
-        @picocli.CommandLine.Option(names = "--val-split", defaultValue = "0.1", description = "Fraction of chunks held out for the validation loss (default: ${DEFAULT-VALUE}).")
+        @picocli.CommandLine.Option(names = "--val-split", defaultValue = "0.1", description = "Fraction of chunks held out for the validation loss; the adapter of the lowest one is written (default: ${DEFAULT-VALUE}).")
         double valSplit;
 
-        @picocli.CommandLine.Option(names = "--seed", defaultValue = "0", description = "Seed of the initialization and the chunk order (default: ${DEFAULT-VALUE}).")
+        @picocli.CommandLine.Option(names = "--seed", defaultValue = "0", description = "Seed of the initialization, the chunk order and the dropout (default: ${DEFAULT-VALUE}).")
         long seed;
+
+        @picocli.CommandLine.Option(names = "--checkpoint-every", defaultValue = "0", paramLabel = "N", description = "Every N steps write A.lora.ckpt beside the output (adapter, optimizer state, step; atomically); 0 = never (default: ${DEFAULT-VALUE}).")
+        int checkpointEvery;
+
+        @picocli.CommandLine.Option(names = "--resume", paramLabel = "FILE", description = "Go on from a checkpoint (A.lora.ckpt, or A.lora whose A.lora.ckpt lies beside it), given the same data and options: the result equals an uninterrupted run.")
+        Path resume;
 
         @Override
         public Integer call() throws IOException {
-            if (rank < 1 || seqLen < 2 || epochs < 1 || maxSteps < 0 || !(valSplit >= 0 && valSplit < 1)) {
-                throw new CliException("--rank >= 1, --seq-len >= 2, --epochs >= 1, --max-steps >= 0 and --val-split in [0, 1) are required");
+            if (rank < 1 || seqLen < 2 || epochs < 1 || maxSteps < 0 || !(valSplit >= 0 && valSplit < 1) || !(dropout >= 0 && dropout < 1)
+                    || batchTokens < 0 || checkpointEvery < 0) {
+                throw new CliException("--rank >= 1, --seq-len >= 2, --epochs >= 1, --max-steps >= 0, --val-split and --dropout in [0, 1),"
+                        + " --batch-tokens >= 0 and --checkpoint-every >= 0 are required");
             }
             java.util.List<ml.juno.engine.model.block.Projection> ts;
             try {
@@ -180,11 +197,12 @@ final class LoraCommand implements Callable<Integer> {
             if (!Files.isRegularFile(data)) {
                 throw new CliException("data file not found: " + data);
             }
+            ml.juno.engine.lora.LoraCheckpoint checkpoint = resume == null ? null : readCheckpoint(resume);
             PrintWriter err = spec.commandLine().getErr();
             try (GgufFile base = GgufFile.open(model.resolve());
                  ml.juno.engine.kernel.Backend backend = ml.juno.engine.kernel.Backends.select(1)) {
                 var tokenizer = ml.juno.coordinator.tokenizer.Tokenizer.fromGguf(base);
-                java.util.List<ml.juno.engine.lora.LoraTraining.Example> chunks = TrainingData.examples(data, tokenizer,
+                java.util.List<LoraTraining.Example> chunks = TrainingData.examples(data, tokenizer,
                         () -> ml.juno.coordinator.tokenizer.ChatTemplates.forModel(base.metadata(), tokenizer), seqLen);
                 var config = ml.juno.engine.model.Architectures.forName(base.metadata().getString(
                         ml.juno.engine.gguf.GgufKeys.GENERAL_ARCHITECTURE)).config(base);
@@ -195,12 +213,12 @@ final class LoraCommand implements Callable<Integer> {
                     throw new CliException(e.getMessage());
                 }
                 int nVal = chunks.size() > 1 ? (int) Math.floor(chunks.size() * valSplit) : 0;
-                java.util.List<ml.juno.engine.lora.LoraTraining.Example> train = new java.util.ArrayList<>();
-                java.util.List<ml.juno.engine.lora.LoraTraining.Example> val = new java.util.ArrayList<>();
+                java.util.List<LoraTraining.Example> train = new java.util.ArrayList<>();
+                java.util.List<LoraTraining.Example> val = new java.util.ArrayList<>();
                 for (int i = 0; i < chunks.size(); i++) {
                     (i < chunks.size() - nVal ? train : val).add(chunks.get(i));
                 }
-                int steps = maxSteps > 0 ? maxSteps : epochs * train.size();
+                int steps = maxSteps > 0 ? maxSteps : LoraTraining.stepsOf(train, epochs, seed, batchTokens);
                 java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
                 settings.put("data", data.getFileName().toString());
                 settings.put("lr", Float.toString(lr));
@@ -210,31 +228,87 @@ final class LoraCommand implements Callable<Integer> {
                 settings.put("seq-len", Integer.toString(seqLen));
                 settings.put("clip", Float.toString(clip));
                 settings.put("seed", Long.toString(seed));
-                LoraAdapter adapter = ml.juno.engine.lora.LoraTrainer.init(ml.juno.engine.lora.BaseFingerprint.of(base), ts, rank, alpha,
+                if (dropout > 0) {
+                    settings.put("dropout", Float.toString(dropout));
+                }
+                if (batchTokens > 0) {
+                    settings.put("batch-tokens", Integer.toString(batchTokens));
+                }
+                LoraAdapter fresh = ml.juno.engine.lora.LoraTrainer.init(ml.juno.engine.lora.BaseFingerprint.of(base), ts, rank, alpha,
                         rsLora, seed, settings);
-                double valBefore = val.isEmpty() ? Double.NaN : ml.juno.engine.lora.LoraTraining.evaluate(trainer, adapter, val);
+                double valBefore = val.isEmpty() ? Double.NaN : LoraTraining.evaluate(trainer, fresh, val);
+                var options = new LoraTraining.Options(lr, weightDecay, Math.min(warmup, steps), steps, clip, seed, dropout, batchTokens);
+                LoraTraining.Run run;
+                if (checkpoint != null) {
+                    if (!checkpoint.adapter().header().equals(fresh.header())) {
+                        throw new CliException(resume + " was made with another base, targets, rank, alpha or settings: "
+                                + checkpoint.adapter().header().training() + " (rank " + checkpoint.adapter().header().rank() + ", targets "
+                                + checkpoint.adapter().header().targets() + ") against this run's " + settings + " (rank " + rank
+                                + ", targets " + ts + ")");
+                    }
+                    try {
+                        run = LoraTraining.Run.resume(trainer, checkpoint, train, val, options);
+                    } catch (IllegalArgumentException e) {
+                        throw new CliException(resume + ": " + e.getMessage());
+                    }
+                    err.printf("resuming %s at step %d of %d%n", resume, run.stepsDone(), steps);
+                } else {
+                    run = new LoraTraining.Run(trainer, fresh, train, val, options);
+                }
+                Path ckptPath = checkpointPath(output);
                 long t0 = System.nanoTime();
+                int first = run.stepsDone();
                 long[] tokens = {0};
-                double[] losses = ml.juno.engine.lora.LoraTraining.train(trainer, adapter, train,
-                        new ml.juno.engine.lora.LoraTraining.Options(lr, weightDecay, Math.min(warmup, steps), steps, clip, seed),
-                        (step, n, loss, rate, nanos) -> {
-                            tokens[0] += n;
-                            if (step % 10 == 0 || step == steps - 1) {
-                                double secs = (System.nanoTime() - t0) / 1e9;
-                                err.printf(java.util.Locale.ROOT, "\rstep %d/%d  loss %.4f  lr %.2e  %.0f tok/s  ETA %.0f s   ", step + 1, steps,
-                                        loss, rate, tokens[0] / secs, secs / (step + 1) * (steps - step - 1));
-                                err.flush();
-                            }
-                        });
+                double[] lastVal = {Double.NaN};
+                LoraTraining.Result result = run.train(st -> {
+                    tokens[0] += st.tokens();
+                    if (!Double.isNaN(st.valLoss())) {
+                        lastVal[0] = st.valLoss();
+                    }
+                    if (st.step() % 10 == 0 || st.step() == steps - 1 || !Double.isNaN(st.valLoss())) {
+                        double secs = (System.nanoTime() - t0) / 1e9;
+                        int doneHere = st.step() + 1 - first;
+                        err.printf(java.util.Locale.ROOT, "\rstep %d/%d  loss %.4f%s  lr %.2e  %.0f tok/s  ETA %.0f s   ", st.step() + 1, steps,
+                                st.loss(), Double.isNaN(lastVal[0]) ? "" : String.format(java.util.Locale.ROOT, "  val %.4f", lastVal[0]),
+                                st.lr(), tokens[0] / secs, secs / doneHere * (steps - st.step() - 1));
+                        err.flush();
+                    }
+                }, checkpointEvery, c -> c.write(ckptPath));
                 err.println();
-                double valAfter = val.isEmpty() ? Double.NaN : ml.juno.engine.lora.LoraTraining.evaluate(trainer, adapter, val);
-                LoraFile.write(output, adapter);
+                LoraAdapter out = result.adapter();
+                LoraFile.write(output, out);
+                double[] losses = result.losses();
                 PrintWriter w = spec.commandLine().getOut();
-                w.printf(java.util.Locale.ROOT, "wrote %s: %d steps on %d chunks, loss %.4f -> %.4f%s%n", output, steps, train.size(),
+                w.printf(java.util.Locale.ROOT, "wrote %s: %d steps on %d chunks, loss %.4f -> %.4f%s%s%n", output, steps, train.size(),
                         losses[0], losses[losses.length - 1],
-                        val.isEmpty() ? "" : String.format(java.util.Locale.ROOT, ", validation loss %.4f -> %.4f", valBefore, valAfter));
+                        val.isEmpty() ? "" : String.format(java.util.Locale.ROOT, ", validation loss %.4f -> %.4f (best, step %d)", valBefore,
+                                result.bestValLoss(), result.bestStep()),
+                        checkpointEvery > 0 && steps >= checkpointEvery ? ", checkpoint " + ckptPath : "");
                 w.flush();
                 return 0;
+            }
+        }
+
+        static Path checkpointPath(Path output) {
+            return output.resolveSibling(output.getFileName() + ".ckpt");
+        }
+
+        private static ml.juno.engine.lora.LoraCheckpoint readCheckpoint(Path p) {
+            try {
+                if (!Files.isRegularFile(p)) {
+                    throw new CliException("checkpoint not found: " + p);
+                }
+                if (!ml.juno.engine.lora.LoraCheckpoint.isCheckpoint(p)) {
+                    Path beside = checkpointPath(p);
+                    if (!Files.isRegularFile(beside)) {
+                        throw new CliException(p + " is not a training checkpoint and no " + beside.getFileName()
+                                + " lies beside it (write one with --checkpoint-every N)");
+                    }
+                    p = beside;
+                }
+                return ml.juno.engine.lora.LoraCheckpoint.read(p);
+            } catch (IOException e) {
+                throw new CliException(e.getMessage());
             }
         }
     }
