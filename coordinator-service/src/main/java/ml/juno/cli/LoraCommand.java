@@ -16,26 +16,94 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Unmatched;
 
 /**
- * {@code juno lora}: trade adapters with llama.cpp ({@code export}, {@code import}). Training and the interactive
- * trainer are not built yet and say so.
+ * {@code juno lora}: the interactive trainer (no subcommand, {@link LoraRepl}), {@code train}, and trading adapters
+ * with llama.cpp ({@code export}, {@code import}).
  */
 @Command(name = "lora", mixinStandardHelpOptions = true,
-        description = {"LoRA adapters: train them, export to / import from llama.cpp's GGUF LoRA format.",
-                "lora train: a minimal trainer for llama models; the interactive trainer (lora --model-path M) is not implemented yet.",
+        description = {"LoRA adapters: train them (interactively, or 'lora train' on a data file), export to / import from llama.cpp's GGUF LoRA format.",
+                "Without a subcommand: the interactive trainer on --model-path (llama-architecture models so far). /train TEXT,",
+                "/train-file PATH, /train-qa QUESTION | ANSWER each run --steps optimizer steps on their sequences; /status, /save [PATH],",
+                "/reset, /help, /exit; any other line chats with the model as adapted so far (greedy, up to --max-tokens).",
                 "Play adapters with --lora-play on local, cluster, generate and bench; merge them with 'juno merge'."},
         subcommands = {LoraCommand.Export.class, LoraCommand.Import.class, LoraCommand.Train.class})
 final class LoraCommand implements Callable<Integer> {
 
-    @Unmatched
-    String[] rest;
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOption model = new ModelOption();
+
+    @picocli.CommandLine.Option(names = "--targets", defaultValue = "q,v", description = "Projections to adapt: q,k,v,o,gate,up,down (default: ${DEFAULT-VALUE}).")
+    String targets;
+
+    @picocli.CommandLine.Option(names = "--rank", defaultValue = "8", description = "LoRA rank (default: ${DEFAULT-VALUE}).")
+    int rank;
+
+    @picocli.CommandLine.Option(names = "--alpha", defaultValue = "16", description = "LoRA alpha; scale alpha/rank (default: ${DEFAULT-VALUE}).")
+    float alpha;
+
+    @picocli.CommandLine.Option(names = "--rslora", description = "Scale alpha/sqrt(rank) (rank-stabilized LoRA).")
+    boolean rsLora;
+
+    @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, cosine over its steps; default: ${DEFAULT-VALUE}).")
+    float lr;
+
+    @picocli.CommandLine.Option(names = "--steps", defaultValue = "30", description = "Optimizer steps each /train... command runs (default: ${DEFAULT-VALUE}).")
+    int steps;
+
+    @picocli.CommandLine.Option(names = "--seq-len", defaultValue = "256", description = "Tokens per training chunk (default: ${DEFAULT-VALUE}).")
+    int seqLen;
+
+    @picocli.CommandLine.Option(names = "--seed", defaultValue = "0", description = "Seed of the initialization and the order (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @picocli.CommandLine.Option(names = "--max-tokens", defaultValue = "64", description = "Tokens a chat answer may have (default: ${DEFAULT-VALUE}).")
+    int maxTokens;
+
+    @picocli.CommandLine.Option(names = "--output", defaultValue = "adapter.lora", paramLabel = "A.lora", description = "Where /save writes without a path (default: ${DEFAULT-VALUE}).")
+    Path output;
 
     @Override
-    public Integer call() {
-        throw new CliException("'juno lora' without a subcommand (the interactive trainer) is not implemented yet;"
-                + " available: juno lora train, juno lora export, juno lora import");
+    public Integer call() throws IOException {
+        try (TerminalChat.Lines lines = TerminalChat.systemLines(Path.of(System.getProperty("user.home"), ".juno_history"))) {
+            return interactive(lines);
+        }
+    }
+
+    /** The interactive trainer on {@code lines} (the tests give their own). */
+    int interactive(TerminalChat.Lines lines) throws IOException {
+        if (rank < 1 || seqLen < 2 || steps < 1 || maxTokens < 1 || !(lr > 0)) {
+            throw new CliException("--rank >= 1, --seq-len >= 2, --steps >= 1, --max-tokens >= 1 and --lr > 0 are required");
+        }
+        java.util.List<ml.juno.engine.model.block.Projection> ts;
+        try {
+            ts = ml.juno.engine.model.block.Projection.parseList(targets);
+        } catch (IllegalArgumentException e) {
+            throw new CliException("--targets: " + e.getMessage());
+        }
+        try (GgufFile base = GgufFile.open(model.resolve());
+             ml.juno.engine.kernel.Backend backend = ml.juno.engine.kernel.Backends.select(1)) {
+            var config = ml.juno.engine.model.Architectures.forName(base.metadata().getString(
+                    ml.juno.engine.gguf.GgufKeys.GENERAL_ARCHITECTURE)).config(base);
+            ml.juno.engine.lora.LoraTrainer trainer;
+            try {
+                trainer = new ml.juno.engine.lora.LoraTrainer(base, config, backend);
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage());
+            }
+            var tokenizer = ml.juno.coordinator.tokenizer.Tokenizer.fromGguf(base);
+            var chat = ml.juno.coordinator.tokenizer.ChatTemplates.forModel(base.metadata(), tokenizer);
+            try (ml.juno.engine.model.Model m = ml.juno.engine.model.Model.load(base,
+                    new ml.juno.engine.model.EngineOptions(1, 0, ml.juno.engine.kv.KvType.F32, 128, 1),
+                    ml.juno.engine.kernel.Backends::select)) {
+                PrintWriter out = spec.commandLine().getOut();
+                return new LoraRepl(base, tokenizer, chat, trainer, m, new LoraRepl.Settings(ts, rank, alpha, rsLora, lr, steps, seqLen, seed,
+                        maxTokens, output), out).run(lines);
+            }
+        }
     }
 
     /** {@code juno lora export A.lora OUT.gguf}. */

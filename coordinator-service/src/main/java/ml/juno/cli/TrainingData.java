@@ -72,6 +72,22 @@ final class TrainingData {
         return out;
     }
 
+    /** The chunks of one text, every next token trained. */
+    static List<Example> text(String text, Tokenizer tokenizer, int seqLen) {
+        List<Example> out = new ArrayList<>();
+        int[] tokens = tokenizer.encode(text);
+        cut(tokens, allButLast(tokens.length), seqLen, out);
+        return out;
+    }
+
+    /** The chunks of one conversation, its assistant tokens trained; errors start with {@code where}. */
+    static List<Example> conversation(List<ChatMessage> msgs, Tokenizer tokenizer, ChatTemplate chat, int seqLen, String where) {
+        List<Example> out = new ArrayList<>();
+        int[][] tm = masked(msgs, tokenizer, chat, where);
+        cut(tm[0], toMask(tm[1]), seqLen, out);
+        return out;
+    }
+
     private static List<ChatMessage> conversation(JsonNode arr, String where) {
         if (!arr.isArray() || arr.isEmpty()) {
             throw new CliException(where + "\"messages\" must be a non-empty array of {\"role\", \"content\"} objects");

@@ -221,9 +221,6 @@ class LoraCommandsTest {
         r = JunoCliTest.run("generate", "-m", STORIES, "--prompt", "x", "--lora-play", dir.resolve("nope.lora").toString());
         assertNotEquals(0, r.code());
         assertTrue(r.err().contains("adapter file not found"), r.err());
-        r = JunoCliTest.run("lora", "--model-path", STORIES);
-        assertEquals(1, r.code());
-        assertTrue(r.err().contains("not implemented yet"), r.err());
         r = JunoCliTest.run("merge", "-m", STORIES, "--lora", lora.toString(), "--output", dir.resolve("m.gguf").toString());
         assertNotEquals(0, r.code());
         assertTrue(r.err().contains("was made for base"), r.err());
