@@ -231,9 +231,10 @@ class LoraTrainingRunTest {
     void everyStep_isOneJfrEvent_withItsFigures() throws Exception {
         Path jfr = dir.resolve("train.jfr");
         List<LoraTraining.Step> steps = new ArrayList<>();
-        try (Recording r = new Recording()) {
-            r.enable(LoraTrainStepEvent.NAME);
+        assertFalse(LoraTrainStepEvent.enabled(), "off without a recording");
+        try (Recording r = new Recording(jdk.jfr.Configuration.getConfiguration("default"))) {
             r.start();
+            assertTrue(LoraTrainStepEvent.enabled(), "on in a default recording");
             new LoraTraining.Run(trainer, fresh(), data(2, 12, 4), data(1, 12, 6), new LoraTraining.Options(1e-3f, 0f, 0, 3, 1f, 1))
                     .train(steps::add, 0, null);
             r.stop();
