@@ -140,6 +140,55 @@ class LoraCommandsTest {
     }
 
     @Test
+    void loraTrain_onMessages_withValidationBatchesDropoutAndCheckpoints_resumesToTheSameFile() throws Exception {
+        Path jsonl = dir.resolve("chat.jsonl");
+        StringBuilder lines = new StringBuilder();
+        String[][] qa = {{"Who is Tim?", "Tim is a big dog."}, {"Who is Sue?", "Sue is a small cat."}, {"Who is Max?", "Max is a red bird."}};
+        for (String[] x : qa) {
+            lines.append("{\"messages\": [{\"role\": \"user\", \"content\": \"").append(x[0])
+                    .append("\"}, {\"role\": \"assistant\", \"content\": \"").append(x[1]).append("\"}]}\n");
+        }
+        java.nio.file.Files.writeString(jsonl, lines);
+        Path a = dir.resolve("a.lora");
+        String[] train = {"lora", "train", "-m", STORIES, "--data", jsonl.toString(), "--output", a.toString(), "--lr", "5e-3",
+                "--max-steps", "10", "--val-split", "0.34", "--batch-tokens", "64", "--dropout", "0.05", "--checkpoint-every", "4",
+                "--seed", "2"};
+        JunoCliTest.Run r = JunoCliTest.run(train);
+        assertEquals(0, r.code(), r.err());
+        System.out.println("juno lora train on messages: " + r.out().trim());
+        assertTrue(r.out().contains("10 steps on 2 chunks") && r.out().contains("(best, step ") && r.out().contains("a.lora.ckpt"), r.out());
+        assertTrue(r.err().contains("val "), "the progress line shows the validation loss: " + r.err());
+        Path ckpt = dir.resolve("a.lora.ckpt");
+        assertTrue(ml.juno.engine.lora.LoraCheckpoint.isCheckpoint(ckpt));
+        assertEquals(8, ml.juno.engine.lora.LoraCheckpoint.read(ckpt).steps(), "the last checkpoint: step 8");
+        LoraAdapter trained = LoraFile.read(a);
+        assertEquals("0.05", trained.header().training().get("dropout"));
+        assertEquals("64", trained.header().training().get("batch-tokens"));
+
+        Path b = dir.resolve("b.lora");
+        String[] resume = java.util.Arrays.copyOf(train, train.length + 2);
+        resume[7] = b.toString();
+        resume[train.length] = "--resume";
+        resume[train.length + 1] = a.toString();
+        r = JunoCliTest.run(resume);
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("resuming") && r.err().contains("at step 8 of 10"), r.err());
+        assertArrayEquals(java.nio.file.Files.readAllBytes(a), java.nio.file.Files.readAllBytes(b), "resumed = uninterrupted, bit for bit");
+
+        String[] otherLr = resume.clone();
+        otherLr[9] = "4e-3";
+        r = JunoCliTest.run(otherLr);
+        assertNotEquals(0, r.code());
+        assertTrue(r.err().contains("lr"), r.err());
+        String[] noCkpt = resume.clone();
+        noCkpt[noCkpt.length - 1] = b.toString();
+        java.nio.file.Files.deleteIfExists(dir.resolve("b.lora.ckpt"));
+        r = JunoCliTest.run(noCkpt);
+        assertNotEquals(0, r.code());
+        assertTrue(r.err().contains("not a training checkpoint") && r.err().contains("b.lora.ckpt"), r.err());
+    }
+
+    @Test
     void loraTrain_badData_isNamedByFileAndLine_beforeTraining() throws Exception {
         Path empty = dir.resolve("empty.txt");
         java.nio.file.Files.writeString(empty, "");
@@ -172,9 +221,6 @@ class LoraCommandsTest {
         r = JunoCliTest.run("generate", "-m", STORIES, "--prompt", "x", "--lora-play", dir.resolve("nope.lora").toString());
         assertNotEquals(0, r.code());
         assertTrue(r.err().contains("adapter file not found"), r.err());
-        r = JunoCliTest.run("lora", "--model-path", STORIES);
-        assertEquals(1, r.code());
-        assertTrue(r.err().contains("not implemented yet"), r.err());
         r = JunoCliTest.run("merge", "-m", STORIES, "--lora", lora.toString(), "--output", dir.resolve("m.gguf").toString());
         assertNotEquals(0, r.code());
         assertTrue(r.err().contains("was made for base"), r.err());

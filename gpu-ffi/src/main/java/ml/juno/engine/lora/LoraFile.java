@@ -49,6 +49,12 @@ public final class LoraFile {
 
     /** Writes {@code adapter} to {@code path} atomically (temp file + rename). */
     public static void write(Path path, LoraAdapter adapter) throws IOException {
+        byte[] bytes = encode(adapter);
+        writeAtomically(path, bytes, bytes.length);
+    }
+
+    /** The bytes of the {@code .lora} file of {@code adapter}. */
+    static byte[] encode(LoraAdapter adapter) throws IOException {
         var h = adapter.header();
         var b = h.base();
         var s = b.shapes();
@@ -94,7 +100,7 @@ public final class LoraFile {
         CRC32 crc = new CRC32();
         crc.update(buf.array(), 0, buf.position());
         buf.putInt((int) crc.getValue());
-        writeAtomically(path, buf.array(), buf.position());
+        return java.util.Arrays.copyOf(buf.array(), buf.position());
     }
 
     /** Writes {@code len} bytes of {@code data} to a temporary file beside {@code path}, then renames it. */
@@ -121,13 +127,17 @@ public final class LoraFile {
         if (fileSize > Integer.MAX_VALUE) {
             throw new IOException(path + ": " + fileSize + " bytes is too large for a .lora file");
         }
-        byte[] bytes = Files.readAllBytes(path);
+        return decode(Files.readAllBytes(path), path.toString());
+    }
+
+    /** The adapter of {@code .lora} bytes; errors name {@code what}. */
+    static LoraAdapter decode(byte[] bytes, String what) throws IOException {
         try {
             return parse(bytes);
         } catch (BufferUnderflowException e) {
-            throw new IOException(path + ": not a complete .lora file (truncated after " + bytes.length + " bytes)");
+            throw new IOException(what + ": not a complete .lora file (truncated after " + bytes.length + " bytes)");
         } catch (IllegalArgumentException e) {
-            throw new IOException(path + ": " + e.getMessage());
+            throw new IOException(what + ": " + e.getMessage());
         }
     }
 

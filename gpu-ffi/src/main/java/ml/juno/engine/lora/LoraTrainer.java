@@ -47,6 +47,8 @@ public final class LoraTrainer {
 
     private record Layer(float[] attnNorm, float[] ffnNorm, Map<Projection, WeightMatrix> w) {}
 
+    private Dropout dropout; // of the run in progress
+
     public LoraTrainer(GgufFile file, ModelConfig config, Backend backend) {
         if (!config.architecture().equals("llama")) {
             throw new IllegalArgumentException("LoRA training supports the llama architecture so far; this model is "
@@ -116,10 +118,49 @@ public final class LoraTrainer {
         return new Gradients(adapter);
     }
 
+    /**
+     * LoRA dropout on the adapter's input: each element of the input of each adapted projection is zeroed with
+     * probability {@code p} and the rest scaled by {@code 1/(1-p)}, the base product seeing the input unchanged. The
+     * masks are a function of {@code seed}, the layer and the projection only, so two runs with one {@code Dropout}
+     * see the same masks (which the gradient check needs).
+     */
+    public record Dropout(float p, long seed) {
+        public Dropout {
+            if (!(p >= 0f && p < 1f)) {
+                throw new IllegalArgumentException("LoRA dropout must be in [0, 1), got " + p);
+            }
+        }
+
+        /** The multipliers (0 or {@code 1/(1-p)}) of an {@code [n][in]} input of {@code layer}'s {@code target}. */
+        float[] mask(int layer, Projection target, int n, int in) {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(seed * 0x9E3779B97F4A7C15L + layer * 31L + target.ordinal());
+            float keep = 1f / (1f - p);
+            float[] m = new float[n * in];
+            for (int i = 0; i < m.length; i++) {
+                m[i] = r.nextDouble() < p ? 0f : keep;
+            }
+            return m;
+        }
+    }
+
     /** What the forward pass keeps of one layer for the backward pass (all {@code [T][width]}). */
     private static final class Saved {
         float[] xIn, h, q, k, v, probs, o, xMid, h2, g, u, act;
         final Map<Projection, float[]> t = new EnumMap<>(Projection.class); // A·x per adapted projection, [T][rank]
+        final Map<Projection, float[]> drop = new EnumMap<>(Projection.class); // dropout multipliers, [T][in]
+    }
+
+    private long forwardNanos;
+    private long backwardNanos;
+
+    /** The time the last {@link #run} spent in its forward pass (the loss included). */
+    public long forwardNanos() {
+        return forwardNanos;
+    }
+
+    /** The time the last {@link #run} spent in its backward pass (0 without gradients). */
+    public long backwardNanos() {
+        return backwardNanos;
     }
 
     /**
@@ -128,6 +169,13 @@ public final class LoraTrainer {
      * the factors of {@code adapter} (added to {@code grads}; scaled by {@code gradScale}).
      */
     public double run(LoraAdapter adapter, int[] tokens, boolean[] mask, Gradients grads, float gradScale) {
+        return run(adapter, tokens, mask, grads, gradScale, null);
+    }
+
+    /** {@link #run(LoraAdapter, int[], boolean[], Gradients, float)} with LoRA dropout ({@code null}: none). */
+    public double run(LoraAdapter adapter, int[] tokens, boolean[] mask, Gradients grads, float gradScale, Dropout dropout) {
+        long start = System.nanoTime();
+        this.dropout = dropout == null || dropout.p() == 0f ? null : dropout;
         int n = tokens.length;
         if (n < 2 || mask.length != n) {
             throw new IllegalArgumentException("a training sequence needs at least 2 tokens and one mask entry each");
@@ -214,6 +262,9 @@ public final class LoraTrainer {
             }
         }
         loss /= targets;
+        long forwardEnd = System.nanoTime();
+        forwardNanos = forwardEnd - start;
+        backwardNanos = 0;
         if (grads == null) {
             return loss;
         }
@@ -264,6 +315,7 @@ public final class LoraTrainer {
             projectBack(adapter, l, Projection.V, ly, s.h, dv, dh, n, s, grads);
             rmsBack(s.xIn, ly.attnNorm, dh, dx, n);
         }
+        backwardNanos = System.nanoTime() - forwardEnd;
         return loss;
     }
 
@@ -300,6 +352,15 @@ public final class LoraTrainer {
             int r = pair.rank();
             float sc = a.header().scale(r);
             float[] t = new float[n * r];
+            if (dropout != null) {
+                float[] m = dropout.mask(layer, p, n, pair.in());
+                float[] xd = new float[m.length];
+                for (int i = 0; i < m.length; i++) {
+                    xd[i] = x[i] * m[i];
+                }
+                s.drop.put(p, m);
+                x = xd;
+            }
             for (int i = 0; i < n; i++) {
                 for (int j = 0; j < r; j++) {
                     float sum = 0;
@@ -334,6 +395,7 @@ public final class LoraTrainer {
         int out = pair.out();
         float sc = a.header().scale(r);
         float[] t = s.t.get(p);
+        float[] m = s.drop.get(p);
         float[] ga = grads.a(pair);
         float[] gb = grads.b(pair);
         float[] dt = new float[r];
@@ -349,11 +411,22 @@ public final class LoraTrainer {
                     dt[j] += pair.b()[o * r + j] * g;
                 }
             }
-            for (int j = 0; j < r; j++) {
-                float d = dt[j];
-                for (int k = 0; k < in; k++) {
-                    ga[j * in + k] += d * x[i * in + k];
-                    dx[i * in + k] += pair.a()[j * in + k] * d;
+            if (m == null) {
+                for (int j = 0; j < r; j++) {
+                    float d = dt[j];
+                    for (int k = 0; k < in; k++) {
+                        ga[j * in + k] += d * x[i * in + k];
+                        dx[i * in + k] += pair.a()[j * in + k] * d;
+                    }
+                }
+            } else { // the factors saw the dropped-out input m·x
+                for (int j = 0; j < r; j++) {
+                    float d = dt[j];
+                    for (int k = 0; k < in; k++) {
+                        float mk = m[i * in + k];
+                        ga[j * in + k] += d * (x[i * in + k] * mk);
+                        dx[i * in + k] += pair.a()[j * in + k] * d * mk;
+                    }
                 }
             }
         }
