@@ -87,7 +87,7 @@ class LoraPlayTest {
     /**
      * 1e-4; gemma3 1e-3: its GELU looks the F16-rounded gate up in an F16 table (as ggml does), so the float-order
      * difference between {@code W·x + B·(A·x)} and {@code (W + B·A)·x} can move a gate value across an F16 rounding
-     * boundary, one F16 ulp (about 1e-3 relative), which shows as a few 1e-4 on these random models' logits.
+     * boundary, one F16 ulp (about 1e-3 relative), which shows as a few 1e-4 on these random models' logits; a tensor split sums the partial products in another order, with the same effect.
      */
     private static float tolerance(String name) {
         return name.contains("gemma") ? 1e-3f : 1e-4f;
@@ -158,7 +158,7 @@ class LoraPlayTest {
                 }
                 for (int r = 0; r < parts; r++) {
                     float d = maxDiff(whole, ranks.get(r).get(60, TimeUnit.SECONDS));
-                    assertTrue(d <= 1e-4f, name + " tensor rank " + r + " differs by " + d);
+                    assertTrue(d <= tolerance(name), name + " tensor rank " + r + " differs by " + d);
                 }
             } finally {
                 pool.shutdownNow();
