@@ -239,6 +239,8 @@ class OpenAiSurfaceTest {
         assertEquals("best_of", post(TEXT, "{\"prompt\":\"Hi\",\"n\":3,\"best_of\":2}", 400).at("/error/param").asText());
         assertEquals("best_of", post(TEXT, "{\"prompt\":\"Hi\",\"best_of\":2,\"stream\":true}", 400).at("/error/param").asText());
         ok(TEXT, "{\"prompt\":\"Hi\",\"best_of\":1,\"max_tokens\":2}");
+        JsonNode tooMany = post(TEXT, "{\"prompt\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"best_of\":16}", 400);
+        assertEquals("best_of", tooMany.at("/error/param").asText(), "5 prompts x 16 is more than one request may start");
     }
 
     // ---- refused parameters ----
@@ -422,6 +424,10 @@ class OpenAiSurfaceTest {
             }
         }
         assertTrue(doc.at("/paths/~1v1~1completions/post").isObject(), "the completions route is documented");
+        JsonNode prompt = schemas.at("/CompletionRequest/properties/prompt");
+        JsonNode shape = prompt.has("$ref") ? schemas.get(prompt.get("$ref").asText().replace("#/components/schemas/", "")) : prompt;
+        assertEquals(4, shape.path("oneOf").size(), "prompt's four shapes: " + prompt + " " + shape);
+        assertFalse(shape.has("items") || prompt.has("items"), "prompt is no list of an internal type: " + prompt + " " + shape);
         Response ui = given().get("/q/swagger-ui/");
         assertEquals(200, ui.statusCode());
         assertTrue(ui.asString().contains("swagger-ui"), ui.asString());

@@ -8,7 +8,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * One message of a chat request. {@code content} is a string or an array of text parts ({@link ContentField});
- * {@code null} content (an assistant turn that only called tools) renders as empty.
+ * user, system and developer messages must have it ({@link RequestMapping#chatPrompt}); {@code null} content (an
+ * assistant turn that only called tools) renders as empty.
  */
 public record ChatMessageIn(
         @NotNull @Pattern(regexp = "system|developer|user|assistant|tool", message = "must be one of system, developer, user, assistant, tool")

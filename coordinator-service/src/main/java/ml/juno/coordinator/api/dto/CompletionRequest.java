@@ -20,7 +20,7 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 public record CompletionRequest(
         @Schema(description = "The model to use: the served model's id or one of its LoRA adapters (GET /v1/models). Omitted: the served model.")
         @Size(min = 1, max = 256) String model, // omitted: the served model
-        @Schema(oneOf = {String.class, int[].class, String[].class, int[][].class}, description = "The prompt: a string, an array of token ids, an array of strings, or an array of token-id arrays (up to 64 prompts; choice p * n + i is choice i of prompt p).")
+        @Schema(implementation = PromptShape.class, description = "The prompt: a string, an array of token ids, an array of strings, or an array of token-id arrays (up to 64 prompts; choice p * n + i is choice i of prompt p).")
         @NotNull @JsonDeserialize(using = PromptField.class) List<PromptInput> prompt,
         @Schema(description = "Tokens to generate at most per choice; default 16 (or the server's --max-tokens).")
         @JsonProperty("max_tokens") @Min(1) Integer maxTokens,
@@ -76,5 +76,11 @@ public record CompletionRequest(
     /** Choices generated per prompt: {@code best_of}, else {@code n}. */
     public int generatedPerPrompt() {
         return bestOf != null ? bestOf : n != null ? n : 1;
+    }
+
+    /** The schema of {@code prompt} in the OpenAPI document: OpenAI's four shapes. */
+    @Schema(name = "Prompt", oneOf = {String.class, int[].class, String[].class, int[][].class},
+            description = "A string, an array of token ids, an array of strings, or an array of token-id arrays.")
+    interface PromptShape {
     }
 }

@@ -6,8 +6,11 @@ public final class Limits {
     public static final int MAX_N = 16;
     /** Prompts in one completions request at most (a prompt array). */
     public static final int MAX_PROMPTS = 64;
-    /** Sequences one request may start at most: prompts times {@code best_of} (or {@code n}). */
-    public static final int MAX_CHOICES = 128;
+    /**
+     * Sequences one request may start at most: prompts times {@code best_of} (or {@code n}); the engine's default queue
+     * (64 waiting sequences) takes that many from an idle server.
+     */
+    public static final int MAX_CHOICES = 64;
     /** OpenAI's default {@code max_tokens} for text completions. */
     public static final int DEFAULT_COMPLETION_TOKENS = 16;
 
