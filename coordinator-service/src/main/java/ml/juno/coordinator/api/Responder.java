@@ -3,6 +3,7 @@ package ml.juno.coordinator.api;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.util.List;
 import java.util.function.Function;
 import ml.juno.coordinator.api.dto.ChunkFormat;
 import ml.juno.coordinator.api.dto.HttpReply;
@@ -30,9 +31,20 @@ final class Responder {
 
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                     RequestKind kind, ChunkFormat format, boolean includeUsage) {
+        return stream(service, model, List.of(prompt), options, kind, format, includeUsage, null);
+    }
+
+    /**
+     * As above for several prompts ({@code options.n()} choices each); {@code echo}: the text each prompt's choices start
+     * with (completions' {@code echo}), or null.
+     */
+    static RestMulti<String> stream(GenerationService service, ServedModel model, List<PromptInput> prompts,
+                                    GenerationOptions options, RequestKind kind, ChunkFormat format, boolean includeUsage,
+                                    List<String> echo) {
         long t0 = System.nanoTime();
-        SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).open();
-        RequestOutput generation = service.start(model, prompt, options, kind, sse);
+        SseStream sse = new SseStream(format, kind == RequestKind.CHAT, prompts.size() * options.n(), includeUsage)
+                .echo(echo, options.n(), options.promptLogprobs()).open();
+        RequestOutput generation = service.start(model, prompts, options, kind, sse);
         return RestMulti.fromMultiData(sse.frames(generation::cancel))
                 .header("Content-Type", "text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache")
@@ -43,9 +55,16 @@ final class Responder {
 
     static RestMulti<String> whole(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                    RequestKind kind, Function<CollectedGeneration.Result, HttpReply> reply) {
+        return whole(service, model, List.of(prompt), options, kind, reply);
+    }
+
+    /** As above for several prompts, {@code options.n()} choices each. */
+    static RestMulti<String> whole(GenerationService service, ServedModel model, List<PromptInput> prompts,
+                                   GenerationOptions options, RequestKind kind,
+                                   Function<CollectedGeneration.Result, HttpReply> reply) {
         long t0 = System.nanoTime();
-        CollectedGeneration collected = new CollectedGeneration(options.n(), options.logprobs() >= 0);
-        RequestOutput generation = service.start(model, prompt, options, kind, collected);
+        CollectedGeneration collected = new CollectedGeneration(prompts.size() * options.n(), options.logprobs() >= 0);
+        RequestOutput generation = service.start(model, prompts, options, kind, collected);
         Uni<HttpReply> answer = Uni.createFrom().completionStage(collected.result())
                 .emitOn(Infrastructure.getDefaultWorkerPool()) // serialize on a worker, not on the request's output thread
                 .map(reply)

@@ -8,6 +8,7 @@ import ml.juno.coordinator.jfr.TokenProducedEvent;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.PromptScores;
 import ml.juno.coordinator.scheduler.SampledToken;
 import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.Scheduler;
@@ -200,6 +201,16 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     private void deliver(StepOutcome outcome) {
+        for (PromptScores s : outcome.scores()) {
+            Active a = active.get(s.sequenceId());
+            if (a != null) {
+                try {
+                    a.events.onPromptScores(s);
+                } catch (RuntimeException e) {
+                    cancel(s.sequenceId());
+                }
+            }
+        }
         for (SampledToken t : outcome.tokens()) {
             Active a = active.get(t.sequenceId());
             if (a == null) {

@@ -114,6 +114,14 @@ public final class InferenceEngine implements AutoCloseable {
      *                                  vocabulary)
      */
     public SubmitResult submit(RequestOutput request, List<GenerationRequest> choices) {
+        return submit(request, choices, choices.size());
+    }
+
+    /**
+     * As {@link #submit(RequestOutput, List)} for several prompts, {@code perPrompt} choices each
+     * ({@link RequestOutput#submit(List, int)}); submitted together, they share steps.
+     */
+    public SubmitResult submit(RequestOutput request, List<GenerationRequest> choices, int perPrompt) {
         for (GenerationRequest c : choices) {
             if (c.adapter() > lora.modules().size()) {
                 throw new IllegalArgumentException("LoRA adapter " + c.adapter() + " is not one of the engine's "
@@ -124,7 +132,7 @@ public final class InferenceEngine implements AutoCloseable {
             if (closed) {
                 return new SubmitResult.Rejected(Duration.ZERO, "engine is shutting down");
             }
-            return request.submit(choices);
+            return request.submit(choices, perPrompt);
         }
     }
 

@@ -1,13 +1,17 @@
 package ml.juno.coordinator.engine;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.StopStringMatcher;
+import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.coordinator.scheduler.PromptScores;
 import ml.juno.coordinator.scheduler.SampledToken;
 import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.scheduler.Usage;
@@ -20,7 +24,10 @@ import ml.juno.coordinator.scheduler.Usage;
  *
  * <p>A stop string ends its choice through the same path as a cancel ({@link GenerationLoop#stop}); the choice reports
  * {@code stop} with the tokens up to the one that completed the string, whatever the loop computed before the stop
- * arrived. When one choice fails the others are cancelled; a listener that throws cancels its request and hears only
+ * arrived. With log-probabilities, a token whose text is held back (it may start a stop string) is reported once some of
+ * its text is released, and not at all when all of its text falls inside the stop string: the tokens reported match
+ * the text reported (a token the stop string cuts through is reported whole). When one choice fails the others are
+ * cancelled; a listener that throws cancels its request and hears only
  * the finishes after that.
  */
 public final class RequestOutput implements TokenEvents {
@@ -37,13 +44,28 @@ public final class RequestOutput implements TokenEvents {
         long lastNanos;
         int generated;
         boolean stopped;      // a stop string matched: later tokens are the loop's overshoot
+        /** With logprobs and stop strings: tokens whose text the matcher still holds back, oldest first. */
+        final ArrayDeque<Held> held;
+        int decodedChars;     // text the decoder produced so far
+        int releasedChars;    // of it, what the listener has had
+        /** Scores of the prompt's tokens (echo with logprobs), until they go to the listener; else null. */
+        List<TokenLogprobs> promptLogprobs;
 
         Choice(int index, GenerationRequest request, PieceDecoder decoder) {
             this.index = index;
             this.decoder = decoder;
             this.matcher = new StopStringMatcher(request.stop().stopStrings());
             this.minTokens = request.stop().minTokens();
+            this.held = request.logprobs() >= 0 && !request.stop().stopStrings().isEmpty() ? new ArrayDeque<>() : null;
+            if (request.promptLogprobs()) { // token 0 has nothing before it: NaN, null on the wire
+                promptLogprobs = new ArrayList<>();
+                promptLogprobs.add(new TokenLogprobs(request.promptTokens()[0], Float.NaN, new int[0], new float[0]));
+            }
         }
+    }
+
+    /** A token whose log-probabilities wait until some of its text is released ({@code start}: its first char). */
+    private record Held(int tokenId, TokenLogprobs logprobs, int start) {
     }
 
     private final GenerationLoop loop;
@@ -84,13 +106,27 @@ public final class RequestOutput implements TokenEvents {
      * @throws IllegalStateException    if called twice
      */
     public SubmitResult submit(List<GenerationRequest> requests) {
+        return submit(requests, requests.size());
+    }
+
+    /**
+     * As {@link #submit(List)} for several prompts: choices {@code [p * perPrompt, (p + 1) * perPrompt)} continue prompt
+     * {@code p}, and the usage counts every prompt's tokens once.
+     */
+    public SubmitResult submit(List<GenerationRequest> requests, int perPrompt) {
         if (choices.length != 0 || requests.isEmpty()) {
             throw new IllegalStateException(requests.isEmpty() ? "a request needs at least one choice" : "submitted twice");
+        }
+        if (perPrompt < 1 || requests.size() % perPrompt != 0) {
+            throw new IllegalArgumentException(requests.size() + " choices are not " + perPrompt + " per prompt");
         }
         synchronized (this) {
             choices = new Choice[requests.size()];
         }
-        promptTokens = requests.getFirst().promptTokens().length;
+        promptTokens = 0;
+        for (int i = 0; i < requests.size(); i += perPrompt) {
+            promptTokens += requests.get(i).promptTokens().length;
+        }
         SubmitResult first = null;
         try {
             for (int i = 0; i < choices.length; i++) {
@@ -143,6 +179,11 @@ public final class RequestOutput implements TokenEvents {
     }
 
     @Override
+    public void onPromptScores(PromptScores scores) {
+        events.add(scores);
+    }
+
+    @Override
     public void onToken(SampledToken token) {
         events.add(token);
     }
@@ -163,6 +204,7 @@ public final class RequestOutput implements TokenEvents {
             }
             switch (event) {
                 case SampledToken t -> token(t);
+                case PromptScores p -> promptScores(p);
                 case FinishedSequence f -> finished(f);
                 default -> throw new IllegalStateException("unexpected event " + event);
             }
@@ -183,15 +225,66 @@ public final class RequestOutput implements TokenEvents {
         }
         c.lastNanos = now;
         try {
-            var r = c.matcher.feed(c.decoder.decode(t.tokenId()), c.generated >= c.minTokens);
+            deliverPrompt(c);
+            String piece = c.decoder.decode(t.tokenId());
+            int start = c.decodedChars;
+            c.decodedChars += piece.length();
+            var r = c.matcher.feed(piece, c.generated >= c.minTokens);
             if (r.stopped()) {
                 c.stopped = true;
                 loop.stop(c.sequenceId); // its finish comes back like a cancel's
             }
-            listener.onToken(c.index, t.tokenId(), r.text(), t.logprobs());
+            if (c.held == null) {
+                listener.onToken(c.index, t.tokenId(), r.text(), t.logprobs());
+            } else {
+                c.held.add(new Held(t.tokenId(), t.logprobs(), start));
+                release(c, r.text(), false);
+                if (r.stopped()) {
+                    c.held.clear(); // tokens wholly inside the stop string (or after it) are not part of the answer
+                }
+            }
         } catch (RuntimeException | Error e) { // the listener (or the decoder) failed: the client is gone
             listenerFailed = true;
             cancel();
+        }
+    }
+
+    /**
+     * Logprobs with stop strings: {@code text} was released after the text already released; every held token with a
+     * character in it goes to the listener now, with the part of {@code text} from its first character on (up to the
+     * next such token's), so the tokens reported always match the text reported. {@code all}: the choice ended
+     * normally, every token left goes too.
+     */
+    private void release(Choice c, String text, boolean all) {
+        int from = c.releasedChars;
+        int upTo = from + text.length();
+        int at = from;
+        while (!c.held.isEmpty() && (all || c.held.peekFirst().start() < upTo)) {
+            Held h = c.held.pollFirst();
+            Held next = c.held.peekFirst();
+            int end = next != null && (all || next.start() < upTo) ? Math.min(upTo, Math.max(at, next.start())) : upTo;
+            listener.onToken(c.index, h.tokenId(), text.substring(at - from, end - from), h.logprobs());
+            at = end;
+        }
+        if (at < upTo) {
+            listener.onText(c.index, text.substring(at - from));
+        }
+        c.releasedChars = upTo;
+    }
+
+    private void promptScores(PromptScores p) {
+        Choice c = choice(p.sequenceId());
+        if (c.promptLogprobs != null) {
+            c.promptLogprobs.addAll(p.logprobs());
+        }
+    }
+
+    /** The prompt's scores (echo with logprobs) go to the listener before anything else of the choice. */
+    private void deliverPrompt(Choice c) {
+        if (c.promptLogprobs != null) {
+            List<TokenLogprobs> lp = List.copyOf(c.promptLogprobs);
+            c.promptLogprobs = null;
+            listener.onPromptLogprobs(c.index, lp);
         }
     }
 
@@ -213,9 +306,14 @@ public final class RequestOutput implements TokenEvents {
         cachedTokens = Math.max(cachedTokens, usage.cachedTokens());
         metrics.choiceFinished(reason);
         try {
+            if (!listenerFailed && reason != FinishReason.CANCELLED && reason != FinishReason.ERROR) {
+                deliverPrompt(c);
+            }
             if (!listenerFailed && reason != FinishReason.CANCELLED && reason != FinishReason.ERROR && !c.stopped) {
                 String tail = releaseTail(c);
-                if (!tail.isEmpty()) {
+                if (c.held != null) {
+                    release(c, tail, true);
+                } else if (!tail.isEmpty()) {
                     listener.onText(c.index, tail);
                 }
             }

@@ -40,9 +40,11 @@ public final class SamplingStage {
     }
 
     /**
-     * Samples the rows of {@code plan} that need logits.
+     * Samples the rows of {@code plan} that need logits, and scores the prompt tokens of the rows that score some
+     * ({@link ml.juno.coordinator.scheduler.TokenChunk#scored()}, echo with logprobs).
      *
-     * @param logits {@code [rows][vocab]} row-major: row k is the k-th plan row with {@code needsLogits}
+     * @param logits {@code [rows][vocab]} row-major, in token order: per plan row first its scored tokens' logits,
+     *               then its sampling row's
      * @param rows   logit rows; must equal the plan's {@link StepPlan#logitRowCount()}
      */
     public StepResult.Tokens sample(StepPlan plan, float[] logits, int rows) {
@@ -50,14 +52,26 @@ public final class SamplingStage {
             throw new IllegalArgumentException("step " + plan.stepId() + ": " + rows + " logit rows in " + logits.length
                     + " floats for " + plan.logitRowCount() + " rows of " + vocab);
         }
-        if (tokens.length < rows) {
-            tokens = new int[rows];
-            logprobs = new TokenLogprobs[rows];
-            failures = new String[rows];
+        int sampledRows = plan.sampledRowCount();
+        if (tokens.length < sampledRows) {
+            tokens = new int[sampledRows];
+            logprobs = new TokenLogprobs[sampledRows];
+            failures = new String[sampledRows];
         }
+        TokenLogprobs[][] scores = null; // only steps that score a prompt allocate
         LogitsObserver o = observer;
-        int k = 0;
-        for (ScheduledRow row : plan.rows()) {
+        int k = 0; // logit row
+        int s = 0; // sampled row
+        for (int r = 0; r < plan.rows().size(); r++) {
+            ScheduledRow row = plan.rows().get(r);
+            int[] scored = row.chunk().scored();
+            if (scored.length > 0) {
+                if (scores == null) {
+                    scores = new TokenLogprobs[plan.rows().size()][];
+                }
+                scores[r] = score(logits, k, scored, Math.max(0, row.sampler().topLogprobs()));
+                k += scored.length;
+            }
             if (!row.needsLogits()) {
                 continue;
             }
@@ -68,17 +82,31 @@ public final class SamplingStage {
             SamplerState state = row.sampler();
             try {
                 int token = sampler.sample(logits, offset, state);
-                logprobs[k] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs())
+                logprobs[s] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs())
                         : SampledToken.NO_LOGPROBS;
-                tokens[k] = token;
-                failures[k] = "";
+                tokens[s] = token;
+                failures[s] = "";
             } catch (RuntimeException e) {
-                tokens[k] = StepResult.NO_TOKEN;
-                logprobs[k] = SampledToken.NO_LOGPROBS;
-                failures[k] = "sampling failed: " + e.getMessage();
+                tokens[s] = StepResult.NO_TOKEN;
+                logprobs[s] = SampledToken.NO_LOGPROBS;
+                failures[s] = "sampling failed: " + e.getMessage();
             }
             k++;
+            s++;
         }
-        return new StepResult.Tokens(tokens, logprobs, failures, rows);
+        return new StepResult.Tokens(tokens, logprobs, failures, sampledRows, scores);
+    }
+
+    /** Log-probabilities of {@code targets[i]} under logit row {@code first + i}; null if one cannot be scored. */
+    private TokenLogprobs[] score(float[] logits, int first, int[] targets, int top) {
+        TokenLogprobs[] out = new TokenLogprobs[targets.length];
+        try {
+            for (int i = 0; i < targets.length; i++) {
+                out[i] = sampler.logprobs(logits, (first + i) * vocab, targets[i], top);
+            }
+            return out;
+        } catch (RuntimeException e) { // a token outside the vocabulary: the scheduler fails the sequence
+            return null;
+        }
     }
 }

@@ -110,6 +110,14 @@ public final class KvCacheManager {
 
     /** {@link #admit(BlockTable, int[], int, int)} for a sequence of named LoRA adapter {@code adapter} (its own prefix chain). */
     public int admit(BlockTable table, int[] tokens, int length, int maxNewTokens, int adapter) {
+        return admit(table, tokens, length, maxNewTokens, adapter, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #admit(BlockTable, int[], int, int, int)} taking at most {@code maxCachedTokens} from the prefix cache
+     * (a sequence that scores its prompt has to compute the positions it has not scored yet).
+     */
+    public int admit(BlockTable table, int[] tokens, int length, int maxNewTokens, int adapter, int maxCachedTokens) {
         if (table.blockCount() != 0) {
             throw new IllegalStateException("admit needs an empty block table, got " + table);
         }
@@ -120,7 +128,7 @@ public final class KvCacheManager {
             throw new IllegalArgumentException("maxNewTokens must be >= 1, got " + maxNewTokens);
         }
         long evictionsBefore = evictions;
-        int lookupBlocks = prefixCaching ? (length - 1) / blockSize : 0;
+        int lookupBlocks = prefixCaching ? Math.min((length - 1) / blockSize, Math.max(0, maxCachedTokens) / blockSize) : 0;
         long parent = PrefixHash.root(adapter);
         int hits = 0;
         while (hits < lookupBlocks) {

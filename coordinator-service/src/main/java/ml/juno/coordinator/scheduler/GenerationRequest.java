@@ -13,9 +13,17 @@ import ml.juno.coordinator.sampling.StopCondition;
  * @param priority     lower runs first (as vLLM); equal priorities run in arrival order
  * @param logprobs     -1: none; otherwise the chosen token's log-probability plus this many alternatives (0..20)
  * @param adapter      the named LoRA adapter the sequence is computed with (0: none); part of its prefix-cache keys
+ * @param promptLogprobs whether the prompt's tokens are scored too ({@link PromptScores}, for echo with logprobs,
+ *                     {@code logprobs} alternatives each); such a sequence computes its prompt without the prefix cache
  */
 public record GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority,
-                                int logprobs, int adapter) {
+                                int logprobs, int adapter, boolean promptLogprobs) {
+
+    /** A request that does not score its prompt. */
+    public GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority,
+                             int logprobs, int adapter) {
+        this(promptTokens, sampling, stop, priority, logprobs, adapter, false);
+    }
 
     /** A request without a named adapter. */
     public GenerationRequest(int[] promptTokens, SamplingParams sampling, StopCondition stop, int priority, int logprobs) {
@@ -34,6 +42,9 @@ public record GenerationRequest(int[] promptTokens, SamplingParams sampling, Sto
         }
         if (logprobs < -1 || logprobs > ml.juno.coordinator.sampling.Sampler.MAX_TOP_LOGPROBS) {
             throw new IllegalArgumentException("logprobs must be -1 (off) or in [0, 20], got " + logprobs);
+        }
+        if (promptLogprobs && logprobs < 0) {
+            throw new IllegalArgumentException("prompt log-probabilities need logprobs >= 0");
         }
         promptTokens = promptTokens.clone();
     }

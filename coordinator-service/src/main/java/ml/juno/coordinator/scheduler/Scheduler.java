@@ -241,7 +241,8 @@ public final class Scheduler {
         // 3. admit waiting sequences
         while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
             Sequence seq = nextWaiting();
-            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter());
+            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter(),
+                    seq.scoresPrompt() ? seq.scoredUpTo : Integer.MAX_VALUE);
             if (cached < 0) {
                 break; // the best waiting sequence does not fit; nobody overtakes it
             }
@@ -277,8 +278,8 @@ public final class Scheduler {
         pendingFinished.clear();
         String failure = switch (result) {
             case StepResult.Failure f -> f.message();
-            case StepResult.Tokens t when t.rows() != plan.logitRowCount() ->
-                    "engine returned " + t.rows() + " sampled rows for " + plan.logitRowCount() + " requested";
+            case StepResult.Tokens t when t.rows() != plan.sampledRowCount() ->
+                    "engine returned " + t.rows() + " sampled rows for " + plan.sampledRowCount() + " requested";
             case StepResult.Tokens t -> null;
         };
         if (failure != null) {
@@ -291,12 +292,27 @@ public final class Scheduler {
             return new StepOutcome(tokens, finished);
         }
         StepResult.Tokens sampled = (StepResult.Tokens) result;
+        List<PromptScores> scores = List.of();
         int sampledRow = 0;
-        for (ScheduledRow row : plan.rows()) {
+        for (int r = 0; r < plan.rows().size(); r++) {
+            ScheduledRow row = plan.rows().get(r);
             int k = row.needsLogits() ? sampledRow++ : -1;
             Sequence seq = live(row.sequenceId());
             if (seq == null || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
                 continue; // finished, cancelled or preempted since the plan was made
+            }
+            if (row.chunk().scored().length > 0) {
+                if (scores.isEmpty()) {
+                    scores = new ArrayList<>();
+                }
+                PromptScores s = scores(seq, row.chunk(), sampled.scores() == null ? null : sampled.scores()[r]);
+                if (s == null) {
+                    finished.add(release(seq, FinishReason.ERROR, "engine returned no prompt log-probabilities"));
+                    continue;
+                }
+                if (!s.logprobs().isEmpty()) {
+                    scores.add(s);
+                }
             }
             seq.numComputed += row.tokenCount();
             kv.commit(seq.blocks, seq.tokens(), seq.numComputed, seq.request.adapter());
@@ -313,7 +329,22 @@ public final class Scheduler {
                 accept(seq, token, sampled.logprobs()[k], tokens, finished);
             }
         }
-        return new StepOutcome(tokens, finished);
+        return new StepOutcome(scores, tokens, finished);
+    }
+
+    /** The scores of {@code chunk}'s prompt tokens that {@code seq} has not had yet (a recomputed chunk scores again). */
+    private static PromptScores scores(Sequence seq, TokenChunk chunk, TokenLogprobs[] got) {
+        int m = chunk.scored().length;
+        if (got == null || got.length != m) {
+            return null;
+        }
+        int from = Math.max(0, seq.scoredUpTo - chunk.startPosition());
+        List<TokenLogprobs> fresh = new ArrayList<>(Math.max(0, m - from));
+        for (int i = from; i < m; i++) {
+            fresh.add(got[i]);
+        }
+        seq.scoredUpTo = Math.max(seq.scoredUpTo, chunk.startPosition() + m);
+        return new PromptScores(seq.id, chunk.startPosition() + from + 1, fresh);
     }
 
     private void accept(Sequence seq, int token, TokenLogprobs lp,
@@ -363,6 +394,8 @@ public final class Scheduler {
         return seq != null && seq.state == Sequence.State.RUNNING ? seq : null;
     }
 
+    private static final int[] NO_SCORES = new int[0];
+
     private ScheduledRow row(Sequence seq, int count) {
         seq.scheduledStep = step;
         int start = seq.numComputed;
@@ -374,7 +407,13 @@ public final class Scheduler {
             seq.sampler.clearSuppressed();
         }
         int[] blocks = Arrays.copyOf(seq.blocks.toArray(), kv.blocksFor(start + count));
-        return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits),
+        int[] scored = NO_SCORES;
+        if (seq.scoresPrompt()) {
+            // every prompt token of the chunk but the prompt's last scores the token after it (a recomputed one again)
+            int m = Math.max(0, Math.min(start + count, seq.promptLength() - 1) - start);
+            scored = Arrays.copyOfRange(seq.tokens(), start + 1, start + 1 + m);
+        }
+        return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, needsLogits, scored),
                 new KvPlacement(kv.blockSize(), blocks), seq.sampler, seq.request.adapter());
     }
 

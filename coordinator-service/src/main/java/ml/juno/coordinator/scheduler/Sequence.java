@@ -22,6 +22,7 @@ final class Sequence {
     int numComputed;              // tokens whose KV is written
     int generated;
     int cachedPromptTokens = -1;  // set at first admission
+    int scoredUpTo;               // promptLogprobs: prompt positions [0, scoredUpTo) have scored their next token
     int slot = -1;
     long scheduledStep = -1;
     FinishReason cancelled;       // null while live; else how its cancel ends it
@@ -43,6 +44,11 @@ final class Sequence {
 
     int promptLength() {
         return request.promptLength();
+    }
+
+    /** Prompt positions whose logits still have to score the prompt token after them (0 unless it asked). */
+    boolean scoresPrompt() {
+        return request.promptLogprobs() && scoredUpTo < promptLength() - 1;
     }
 
     int priority() {

@@ -32,7 +32,7 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
     }
 
     /**
-     * This plan as a {@link StepBatch}: every token a row, logits wanted on the last token of each row that asks, each
+     * This plan as a {@link StepBatch}: every token a row, logits wanted on the last token of each row that samples and on every scored token, each
      * row's block table. Not for an empty plan.
      */
     public StepBatch batch() {
@@ -52,7 +52,7 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
                 slots[k] = r.slot();
                 positions[k] = c.position(i);
                 tokens[k] = ids[i];
-                logits[k] = c.needsLogits() && i == ids.length - 1;
+                logits[k] = i < c.scored().length || (c.needsLogits() && i == ids.length - 1);
                 adapters[k] = r.adapter();
                 anyAdapter |= r.adapter() != 0;
             }
@@ -63,8 +63,17 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
         return new StepBatch(stepId, stepRows, tables);
     }
 
-    /** Rows whose logits the engine must return. */
+    /** Logit rows the engine must compute: the sampling rows and every scored prompt token, in token order. */
     public int logitRowCount() {
+        int n = 0;
+        for (ScheduledRow r : rows) {
+            n += r.chunk().logitRows();
+        }
+        return n;
+    }
+
+    /** Rows that sample a token ({@code needsLogits}): the rows of the step's {@link StepResult.Tokens}. */
+    public int sampledRowCount() {
         int n = 0;
         for (ScheduledRow r : rows) {
             if (r.needsLogits()) {

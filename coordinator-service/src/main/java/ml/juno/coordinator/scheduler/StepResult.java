@@ -16,8 +16,18 @@ public sealed interface StepResult {
      * @param logprobs [rows] its log-probabilities, {@link SampledToken#NO_LOGPROBS} when the sequence did not ask
      * @param failures [rows] why sampling the row failed, "" when it did not
      * @param rows     number of rows
+     * @param scores   [plan rows] the log-probabilities of the prompt tokens a row scored ({@link TokenChunk#scored()}),
+     *                 in order; {@code null} when no row of the step scored (the usual case), else null for the rows
+     *                 that did not
      */
-    record Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows) implements StepResult {
+    record Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows, TokenLogprobs[][] scores)
+            implements StepResult {
+
+        /** Tokens of a step that scored no prompt tokens. */
+        public Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows) {
+            this(tokenIds, logprobs, failures, rows, null);
+        }
+
         public Tokens {
             if (rows < 0 || rows > tokenIds.length || rows > logprobs.length || rows > failures.length) {
                 throw new IllegalArgumentException("token arrays of " + tokenIds.length + ", " + logprobs.length + " and "

@@ -7,13 +7,31 @@ import java.util.Arrays;
  *
  * @param startPosition position of {@code tokenIds[0]}; token i sits at {@code startPosition + i}
  * @param tokenIds      the tokens (a prefill chunk, or the one last sampled token when decoding)
- * @param needsLogits   whether the engine must return logits for the last token of the chunk
+ * @param needsLogits   whether the engine must return logits for the last token of the chunk (to sample from)
+ * @param scored        prompt scoring (echo with logprobs): the logits of token {@code i < scored.length} are returned
+ *                      too and score {@code scored[i]}, the prompt token that follows it; empty for every other chunk
  */
-public record TokenChunk(int startPosition, int[] tokenIds, boolean needsLogits) {
+public record TokenChunk(int startPosition, int[] tokenIds, boolean needsLogits, int[] scored) {
+    private static final int[] NONE = new int[0];
+
+    /** A chunk that scores no prompt tokens. */
+    public TokenChunk(int startPosition, int[] tokenIds, boolean needsLogits) {
+        this(startPosition, tokenIds, needsLogits, NONE);
+    }
+
     public TokenChunk {
         if (startPosition < 0 || tokenIds.length == 0) {
             throw new IllegalArgumentException("chunk needs a position >= 0 and at least one token");
         }
+        if (scored.length > tokenIds.length - (needsLogits ? 1 : 0)) {
+            throw new IllegalArgumentException(scored.length + " scored tokens in a chunk of " + tokenIds.length
+                    + (needsLogits ? " whose last token samples" : ""));
+        }
+    }
+
+    /** Logit rows this chunk asks for: one per scored token, one more when it samples. */
+    public int logitRows() {
+        return scored.length + (needsLogits ? 1 : 0);
     }
 
     public int size() {
@@ -26,6 +44,7 @@ public record TokenChunk(int startPosition, int[] tokenIds, boolean needsLogits)
 
     @Override
     public String toString() {
-        return "TokenChunk[pos=" + startPosition + ", tokens=" + Arrays.toString(tokenIds) + ", logits=" + needsLogits + "]";
+        return "TokenChunk[pos=" + startPosition + ", tokens=" + Arrays.toString(tokenIds) + ", logits=" + needsLogits
+                + (scored.length > 0 ? ", scored=" + scored.length : "") + "]";
     }
 }

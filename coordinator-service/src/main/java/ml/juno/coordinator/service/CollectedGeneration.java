@@ -19,8 +19,10 @@ public final class CollectedGeneration implements GenerationListener {
      *
      * @param logprobs one entry per generated token when log-probabilities were asked for, else empty
      * @param message  the engine's message when {@code reason} is ERROR, else empty
+     * @param promptLogprobs the prompt's tokens' log-probabilities when they were asked for (echo), else empty
      */
-    public record Choice(int index, String text, FinishReason reason, String message, List<TokenLogprobs> logprobs) {
+    public record Choice(int index, String text, FinishReason reason, String message, List<TokenLogprobs> logprobs,
+                         List<TokenLogprobs> promptLogprobs) {
     }
 
     /** All choices, in index order, and the request's usage. */
@@ -34,6 +36,7 @@ public final class CollectedGeneration implements GenerationListener {
     private final StringBuilder[] texts;
     private final List<List<TokenLogprobs>> logprobs;
     private final Choice[] done;
+    private final List<List<TokenLogprobs>> promptLogprobs;
     private final boolean keepLogprobs;
     private final CompletableFuture<Result> result = new CompletableFuture<>();
 
@@ -42,6 +45,7 @@ public final class CollectedGeneration implements GenerationListener {
         this.done = new Choice[n];
         this.keepLogprobs = keepLogprobs;
         this.logprobs = new ArrayList<>(n);
+        this.promptLogprobs = new ArrayList<>(java.util.Collections.nCopies(n, List.of()));
         for (int i = 0; i < n; i++) {
             texts[i] = new StringBuilder();
             logprobs.add(new ArrayList<>());
@@ -50,6 +54,11 @@ public final class CollectedGeneration implements GenerationListener {
 
     public CompletableFuture<Result> result() {
         return result;
+    }
+
+    @Override
+    public void onPromptLogprobs(int choice, List<TokenLogprobs> lp) {
+        promptLogprobs.set(choice, List.copyOf(lp));
     }
 
     @Override
@@ -67,7 +76,8 @@ public final class CollectedGeneration implements GenerationListener {
 
     @Override
     public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
-        done[choice] = new Choice(choice, texts[choice].toString(), reason, message, List.copyOf(logprobs.get(choice)));
+        done[choice] = new Choice(choice, texts[choice].toString(), reason, message, List.copyOf(logprobs.get(choice)),
+                promptLogprobs.get(choice));
     }
 
     @Override

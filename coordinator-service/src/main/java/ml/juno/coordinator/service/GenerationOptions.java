@@ -12,13 +12,29 @@ import ml.juno.coordinator.sampling.SamplingParams;
  * @param n           choices of the one prompt (they share its prefix cache); >= 1
  * @param priority    lower runs first
  * @param logprobs    -1: none; else the chosen token's log-probability plus this many alternatives
+ * @param promptLogprobs the prompt's tokens are scored too (echo with logprobs; needs {@code logprobs >= 0}), for every
+ *                    choice ({@link ml.juno.coordinator.engine.GenerationListener#onPromptLogprobs})
  */
 public record GenerationOptions(int maxTokens, SamplingParams sampling, List<String> stopStrings, int n, int priority,
-                                int logprobs) {
+                                int logprobs, boolean promptLogprobs) {
     public GenerationOptions {
         if (maxTokens < 0 || n < 1) {
             throw new IllegalArgumentException("maxTokens must be >= 0 and n >= 1");
         }
+        if (promptLogprobs && logprobs < 0) {
+            throw new IllegalArgumentException("prompt log-probabilities need logprobs >= 0");
+        }
         stopStrings = List.copyOf(stopStrings);
+    }
+
+    /** Options that do not score the prompt. */
+    public GenerationOptions(int maxTokens, SamplingParams sampling, List<String> stopStrings, int n, int priority,
+                             int logprobs) {
+        this(maxTokens, sampling, stopStrings, n, priority, logprobs, false);
+    }
+
+    /** These options with {@code n} choices per prompt and {@code logprobs} alternatives. */
+    public GenerationOptions with(int n, int logprobs) {
+        return new GenerationOptions(maxTokens, sampling, stopStrings, n, priority, logprobs, promptLogprobs);
     }
 }

@@ -63,30 +63,42 @@ public class GenerationService {
      */
     public RequestOutput start(ServedModel served, PromptInput prompt, GenerationOptions options, RequestKind kind,
                             GenerationListener listener) {
+        return start(served, List.of(prompt), options, kind, listener);
+    }
+
+    /**
+     * As {@link #start(ServedModel, PromptInput, GenerationOptions, RequestKind, GenerationListener)} for several prompts
+     * (a completions prompt array), submitted together so they share steps: choice {@code p * n + i} is choice {@code i}
+     * of prompt {@code p}, and the usage counts every prompt's tokens.
+     */
+    public RequestOutput start(ServedModel served, List<PromptInput> prompts, GenerationOptions options, RequestKind kind,
+                               GenerationListener listener) {
         InferenceEngine engine = served.engine();
         Tokenizer tokenizer = engine.tokenizer();
-        String promptParam = prompt instanceof PromptInput.Chat ? "messages" : "prompt";
+        String promptParam = prompts.getFirst() instanceof PromptInput.Chat ? "messages" : "prompt";
         int context = engine.info().contextLength();
-        int[] tokens = tokenize(served, prompt, promptParam, context);
-        // Not a check (the scheduler makes the one check of length and vocabulary): without max_tokens a choice may
-        // fill the context; a max_tokens up to the context is a cap that the room the prompt leaves may shorten; one
-        // beyond the context goes as it is, for the scheduler to refuse. A prompt that leaves no room asks for one
-        // token, which the scheduler refuses as a prompt too long.
-        int room = Math.max(1, context - tokens.length);
-        int asked = options.maxTokens();
-        int maxTokens = asked == 0 ? room : asked > context ? asked : Math.min(asked, room);
-        StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
-
-        List<GenerationRequest> choices = new ArrayList<>(options.n());
-        for (int i = 0; i < options.n(); i++) {
-            SamplingParams s = options.sampling();
-            SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
-            choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter()));
+        List<GenerationRequest> choices = new ArrayList<>(prompts.size() * options.n());
+        for (PromptInput prompt : prompts) {
+            int[] tokens = tokenize(served, prompt, promptParam, context);
+            // Not a check (the scheduler makes the one check of length and vocabulary): without max_tokens a choice may
+            // fill the context; a max_tokens up to the context is a cap that the room the prompt leaves may shorten; one
+            // beyond the context goes as it is, for the scheduler to refuse. A prompt that leaves no room asks for one
+            // token, which the scheduler refuses as a prompt too long.
+            int room = Math.max(1, context - tokens.length);
+            int asked = options.maxTokens();
+            int maxTokens = asked == 0 ? room : asked > context ? asked : Math.min(asked, room);
+            StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
+            for (int i = 0; i < options.n(); i++) {
+                SamplingParams s = options.sampling();
+                SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
+                choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter(),
+                        options.promptLogprobs()));
+            }
         }
         RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
         SubmitResult result;
         try {
-            result = engine.submit(request, choices);
+            result = engine.submit(request, choices, options.n());
         } catch (RequestLimitException e) {
             throw invalid(e, promptParam);
         } catch (IllegalArgumentException e) {
@@ -118,6 +130,11 @@ public class GenerationService {
     /** {@code listener}, and when the request ends its usage is charged to the caller's key (counters, token bucket). */
     private GenerationListener charged(String key, GenerationListener listener) {
         return new GenerationListener() {
+            @Override
+            public void onPromptLogprobs(int choice, List<TokenLogprobs> logprobs) {
+                listener.onPromptLogprobs(choice, logprobs);
+            }
+
             @Override
             public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 listener.onToken(choice, tokenId, text, logprobs);

@@ -59,7 +59,7 @@ final class FakeEngine {
         return peaked && (h >>> 40) % 7 == 0 ? base + 6f : base;
     }
 
-    /** The logits of the plan's rows that need them, {@code [rows][vocab]}. */
+    /** The logits of the plan's rows that need them (scored prompt tokens first, then the sampling row), {@code [rows][vocab]}. */
     float[] execute(StepPlan plan) {
         assertTrue(plan.totalTokens() <= budget, "step of " + plan.totalTokens() + " tokens over budget " + budget);
         Set<Integer> written = new HashSet<>();
@@ -83,6 +83,14 @@ final class FakeEngine {
                 int slot = kv.blockTable()[p / bs] * bs + p % bs;
                 assertTrue(written.add(slot), "slot " + slot + " written twice in one step");
                 slotToken[slot] = truth[p];
+            }
+            int[] scored = row.chunk().scored();
+            for (int i = 0; i < scored.length; i++) { // a scored prompt token: the logits after token i
+                assertEquals(truth[start + i + 1], scored[i], "scored token after position " + (start + i));
+                for (int v = 0; v < vocab; v++) {
+                    out[r * vocab + v] = logit(row.chunk().tokenIds()[i], start + i + 1, v, peaked);
+                }
+                r++;
             }
             if (row.needsLogits()) {
                 int last = row.chunk().tokenIds()[row.tokenCount() - 1];

@@ -23,6 +23,7 @@ final class Harness {
     final Map<Long, List<Integer>> tokens = new HashMap<>();
     final Map<Long, FinishedSequence> finished = new HashMap<>();
     final List<StepPlan> plans = new ArrayList<>();
+    final Map<Long, List<PromptScores>> scores = new HashMap<>();
 
     Harness(int vocab, int budget, int maxRunning, int maxWaiting, KvCacheConfig kvConfig) {
         this.kv = new KvCacheManager(kvConfig);
@@ -60,6 +61,12 @@ final class Harness {
         plans.add(plan);
         StepOutcome outcome = scheduler.update(plan, execute(plan));
         engine.observe(outcome);
+        for (PromptScores s : outcome.scores()) {
+            if (tokens.get(s.sequenceId()) != null && !tokens.get(s.sequenceId()).isEmpty()) {
+                throw new AssertionError("prompt scores after the first token: " + s);
+            }
+            scores.computeIfAbsent(s.sequenceId(), k -> new ArrayList<>()).add(s);
+        }
         for (SampledToken t : outcome.tokens()) {
             tokens.get(t.sequenceId()).add(t.tokenId());
         }

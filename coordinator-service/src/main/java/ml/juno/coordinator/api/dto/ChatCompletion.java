@@ -3,16 +3,28 @@ package ml.juno.coordinator.api.dto;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** A non-streaming chat completion ({@code object: "chat.completion"}). */
-public record ChatCompletion(String id, String object, long created, String model,
+@Schema(description = "A chat completion (stream false).")
+public record ChatCompletion(@Schema(description = "Completion id, chatcmpl-….") String id,
+                             @Schema(description = "Always chat.completion.") String object,
+                             @Schema(description = "Unix time (seconds) the request was received.") long created,
+                             @Schema(description = "The model (or adapter) that answered.") String model,
+                             @Schema(description = "Identifies the model file and Juno build that answered.")
                              @JsonProperty("system_fingerprint") String systemFingerprint,
-                             List<Choice> choices, UsageDto usage) {
+                             @Schema(description = "The n choices, by index.") List<Choice> choices,
+                             @Schema(description = "Token counts.") UsageDto usage) {
 
-    public record Choice(int index, Message message, @JsonInclude(JsonInclude.Include.ALWAYS) ChatLogprobs logprobs,
+    public record Choice(@Schema(description = "0..n-1.") int index,
+                         @Schema(description = "The assistant's message.") Message message,
+                         @Schema(description = "Token log-probabilities when logprobs was true, else null.")
+                         @JsonInclude(JsonInclude.Include.ALWAYS) ChatLogprobs logprobs,
+                         @Schema(description = "stop (end of turn or a stop string) or length (max tokens or the context).")
                          @JsonProperty("finish_reason") String finishReason) {
     }
 
-    public record Message(String role, String content) {
+    public record Message(@Schema(description = "Always assistant.") String role,
+                          @Schema(description = "The generated text, without the stop string that ended it.") String content) {
     }
 }

@@ -3,17 +3,30 @@ package ml.juno.coordinator.api.dto;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /** One streamed chat event ({@code object: "chat.completion.chunk"}). */
-public record ChatCompletionChunk(String id, String object, long created, String model,
+@Schema(description = "One server-sent event of a streamed chat completion.")
+public record ChatCompletionChunk(@Schema(description = "Completion id, the same in every chunk.") String id,
+                                  @Schema(description = "Always chat.completion.chunk.") String object,
+                                  @Schema(description = "Unix time (seconds) the request was received.") long created,
+                                  @Schema(description = "The model (or adapter) that answered.") String model,
+                                  @Schema(description = "Identifies the model file and Juno build that answered.")
                                   @JsonProperty("system_fingerprint") String systemFingerprint,
-                                  List<Choice> choices, @JsonInclude(JsonInclude.Include.NON_NULL) UsageDto usage) {
+                                  @Schema(description = "One choice's delta; empty in the usage chunk.") List<Choice> choices,
+                                  @Schema(description = "Only with stream_options.include_usage: the usage in the last chunk, null in all others.")
+                                  @JsonInclude(JsonInclude.Include.NON_NULL) UsageDto usage) {
 
-    public record Choice(int index, Delta delta, @JsonInclude(JsonInclude.Include.ALWAYS) ChatLogprobs logprobs,
+    public record Choice(@Schema(description = "The choice this chunk belongs to.") int index,
+                         @Schema(description = "What this chunk adds to the message.") Delta delta,
+                         @Schema(description = "The log-probabilities of this chunk's tokens when logprobs was true, else null.")
+                         @JsonInclude(JsonInclude.Include.ALWAYS) ChatLogprobs logprobs,
+                         @Schema(description = "null until the choice's last chunk: stop or length.")
                          @JsonProperty("finish_reason") @JsonInclude(JsonInclude.Include.ALWAYS) String finishReason) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Delta(String role, String content) {
+    public record Delta(@Schema(description = "assistant, in each choice's first chunk only.") String role,
+                        @Schema(description = "Text added by this chunk.") String content) {
     }
 }

@@ -30,8 +30,17 @@ public final class ChunkFormat {
     private final String fingerprint;
     /** {@code data: {"id":…,"choices":[{} — everything before a choice's own fields. */
     private final String prefix;
+    /** {@code stream_options.include_usage}: every chunk but the usage chunk says {@code "usage":null}, as OpenAI's do. */
+    private final boolean usageNull;
 
     public ChunkFormat(ObjectMapper json, Tokenizer tokenizer, boolean chat, String id, long created, String model, String fingerprint) {
+        this(json, tokenizer, chat, id, created, model, fingerprint, false);
+    }
+
+    /** As above; {@code includeUsage}: the stream ends with a usage chunk, and every other chunk has {@code "usage":null}. */
+    public ChunkFormat(ObjectMapper json, Tokenizer tokenizer, boolean chat, String id, long created, String model, String fingerprint,
+                       boolean includeUsage) {
+        this.usageNull = includeUsage;
         this.json = json;
         this.tokenizer = tokenizer;
         this.chat = chat;
@@ -47,6 +56,10 @@ public final class ChunkFormat {
         this.prefix = sb.toString();
     }
 
+    Tokenizer tokenizer() {
+        return tokenizer;
+    }
+
     /** A chunk carrying {@code text} for choice {@code index}; the hot path, one builder per token. */
     public String content(int index, String text) {
         StringBuilder sb = new StringBuilder(prefix.length() + text.length() + 96).append(prefix);
@@ -57,7 +70,11 @@ public final class ChunkFormat {
             sb.append("\"text\":");
             quote(sb, text).append(",\"index\":").append(index);
         }
-        return sb.append(",\"logprobs\":null,\"finish_reason\":null}]}\n\n").toString();
+        sb.append(",\"logprobs\":null,\"finish_reason\":null}]");
+        if (usageNull) {
+            sb.append(",\"usage\":null");
+        }
+        return sb.append("}\n\n").toString();
     }
 
     /** A JSON string literal, escaped by Jackson as every other chunk is. */
@@ -75,6 +92,11 @@ public final class ChunkFormat {
         }
         TextCompletion.Logprobs lp = LogprobsMapping.text(List.of(logprobs), tokenizer, textOffset);
         return textChunk(new TextCompletion.Choice(text, index, lp, null));
+    }
+
+    /** Legacy completions' {@code echo}: the prompt's text first, with its tokens' log-probabilities or null. */
+    public String echo(int index, String text, TextCompletion.Logprobs logprobs) {
+        return textChunk(new TextCompletion.Choice(text, index, logprobs, null));
     }
 
     /** The first chunk of a chat choice: the assistant role, empty content. */
@@ -95,25 +117,30 @@ public final class ChunkFormat {
         Object chunk = chat
                 ? new ChatCompletionChunk(id, CHAT_CHUNK, created, model, fingerprint, List.of(), UsageDto.of(usage))
                 : new TextCompletion(id, TEXT_COMPLETION, created, model, fingerprint, List.of(), UsageDto.of(usage));
-        return frame(chunk);
+        return frame(chunk, false);
     }
 
     /** An error after streaming started; {@link #DONE} follows it. */
     public String error(ErrorResponse error) {
-        return frame(error);
+        return frame(error, false);
     }
 
     private String chatChunk(ChatCompletionChunk.Choice choice) {
-        return frame(new ChatCompletionChunk(id, CHAT_CHUNK, created, model, fingerprint, List.of(choice), null));
+        return frame(new ChatCompletionChunk(id, CHAT_CHUNK, created, model, fingerprint, List.of(choice), null), usageNull);
     }
 
     private String textChunk(TextCompletion.Choice choice) {
-        return frame(new TextCompletion(id, TEXT_COMPLETION, created, model, fingerprint, List.of(choice), null));
+        return frame(new TextCompletion(id, TEXT_COMPLETION, created, model, fingerprint, List.of(choice), null), usageNull);
     }
 
-    private String frame(Object value) {
+    /** {@code usageNull}: the object gets {@code "usage":null} last (the records leave a null usage out). */
+    private String frame(Object value, boolean usageNull) {
         try {
-            return "data: " + json.writeValueAsString(value) + "\n\n";
+            String body = json.writeValueAsString(value);
+            if (usageNull) {
+                body = body.substring(0, body.length() - 1) + ",\"usage\":null}";
+            }
+            return "data: " + body + "\n\n";
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot write a response chunk", e);
         }

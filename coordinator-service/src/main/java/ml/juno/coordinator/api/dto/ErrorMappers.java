@@ -8,9 +8,13 @@ import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.ElementKind;
 import jakarta.validation.Path;
+import jakarta.ws.rs.NotAllowedException;
+import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import java.util.Comparator;
 import ml.juno.coordinator.service.EngineBusyException;
 import ml.juno.coordinator.service.EngineNotReadyException;
@@ -79,6 +83,36 @@ public final class ErrorMappers {
         };
     }
 
+    /** A route nobody serves: OpenAI's words ({@code Invalid URL (POST /v1/nope)}), in its error envelope. */
+    @ServerExceptionMapper(priority = 1)
+    public Response notFound(NotFoundException e, UriInfo uri, Request request) {
+        if (e.getCause() != null || !isNoRoute(e)) {
+            return web(e);
+        }
+        return error(404, ErrorTypes.INVALID_REQUEST, "Invalid URL (" + request.getMethod() + " /" + trimmed(uri) + ")", null, "unknown_url");
+    }
+
+    /** A route that does not take this method: 405 with {@code Allow}, in OpenAI's error envelope. */
+    @ServerExceptionMapper(priority = 1)
+    public Response notAllowed(NotAllowedException e, UriInfo uri, Request request) {
+        String allow = e.getResponse().getHeaderString("Allow");
+        return Response.fromResponse(error(405, ErrorTypes.INVALID_REQUEST, "Method " + request.getMethod() + " is not allowed for /"
+                        + trimmed(uri) + (allow != null ? "; use " + allow : ""), null, "method_not_allowed"))
+                .header("Allow", allow)
+                .build();
+    }
+
+    private static String trimmed(UriInfo uri) {
+        String path = uri.getPath();
+        return path.startsWith("/") ? path.substring(1) : path;
+    }
+
+    /** RESTEasy's own "no resource method" 404, not one a resource threw on purpose. */
+    private static boolean isNoRoute(NotFoundException e) {
+        String m = e.getMessage();
+        return m == null || m.startsWith("HTTP 404") || m.startsWith("Unable to find matching target resource method");
+    }
+
     @ServerExceptionMapper(priority = 1)
     public Response web(WebApplicationException e) {
         Throwable cause = e.getCause();
@@ -110,6 +144,9 @@ public final class ErrorMappers {
     }
 
     private static Response jsonError(JsonProcessingException e) {
+        if (e instanceof UnsupportedParameters.Refused r) {
+            return error(400, ErrorTypes.INVALID_REQUEST, r.getOriginalMessage(), r.param(), r.code());
+        }
         String param = e instanceof JsonMappingException m ? paramOf(m) : "";
         String detail = e.getOriginalMessage();
         String message = param.isEmpty()

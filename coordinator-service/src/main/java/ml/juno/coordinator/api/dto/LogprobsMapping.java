@@ -41,20 +41,69 @@ final class LogprobsMapping {
         List<Float> lps = new ArrayList<>(tokens.size());
         List<Map<String, Float>> tops = new ArrayList<>(tokens.size());
         List<Integer> offsets = new ArrayList<>(tokens.size());
+        append(tokens, tok, offset, texts, lps, tops, offsets);
+        return new TextCompletion.Logprobs(texts, lps, tops, offsets);
+    }
+
+    /**
+     * {@code echo} with logprobs: the prompt's tokens ({@link #echoed}) from offset 0, then the generated ones from
+     * {@code generatedOffset} (the length of the echoed text).
+     */
+    static TextCompletion.Logprobs echoed(List<TokenLogprobs> prompt, List<TokenLogprobs> generated, Tokenizer tok,
+                                          String echoText) {
+        List<TokenLogprobs> shown = echoed(prompt, tok);
+        int n = shown.size() + generated.size();
+        List<String> texts = new ArrayList<>(n);
+        List<Float> lps = new ArrayList<>(n);
+        List<Map<String, Float>> tops = new ArrayList<>(n);
+        List<Integer> offsets = new ArrayList<>(n);
+        append(shown, tok, firstOffset(shown, tok, echoText), texts, lps, tops, offsets);
+        append(generated, tok, echoText.length(), texts, lps, tops, offsets);
+        return new TextCompletion.Logprobs(texts, lps, tops, offsets);
+    }
+
+    /** The echoed prompt's own entries (a streamed echo chunk). */
+    static TextCompletion.Logprobs echo(List<TokenLogprobs> prompt, Tokenizer tok, String echoText) {
+        List<TokenLogprobs> shown = echoed(prompt, tok);
+        return text(shown, tok, firstOffset(shown, tok, echoText));
+    }
+
+    /**
+     * -1 when the first piece starts with the space a SentencePiece vocabulary puts in front of the text, which the text
+     * itself does not have: the offsets then point at the words, offset 0 stays 0.
+     */
+    private static int firstOffset(List<TokenLogprobs> shown, Tokenizer tok, String echoText) {
+        return !shown.isEmpty() && tok.piece(shown.getFirst().tokenId()).startsWith(" ") && !echoText.startsWith(" ") ? -1 : 0;
+    }
+
+    /**
+     * The prompt tokens an echo lists: all but a leading BOS the tokenizer added (it is no text of the prompt; the token
+     * after it keeps its log-probability given the BOS). A first token with nothing before it has a null log-probability
+     * and null top_logprobs, as OpenAI's.
+     */
+    private static List<TokenLogprobs> echoed(List<TokenLogprobs> prompt, Tokenizer tok) {
+        if (!prompt.isEmpty() && prompt.getFirst().tokenId() == tok.bos() && tok.bos() >= 0) {
+            return prompt.subList(1, prompt.size());
+        }
+        return prompt;
+    }
+
+    private static void append(List<TokenLogprobs> tokens, Tokenizer tok, int offset, List<String> texts, List<Float> lps,
+                               List<Map<String, Float>> tops, List<Integer> offsets) {
         for (TokenLogprobs t : tokens) {
             String piece = tok.piece(t.tokenId());
             texts.add(piece);
-            lps.add(t.logprob());
-            Map<String, Float> top = new LinkedHashMap<>();
+            boolean none = Float.isNaN(t.logprob()); // the first prompt token: nothing to condition on
+            lps.add(none ? null : t.logprob());
+            Map<String, Float> top = none ? null : new LinkedHashMap<>();
             int[] ids = t.topIds();
-            for (int i = 0; i < ids.length; i++) {
+            for (int i = 0; top != null && i < ids.length; i++) {
                 top.putIfAbsent(tok.piece(ids[i]), t.topLogprobs()[i]);
             }
             tops.add(top);
-            offsets.add(offset);
+            offsets.add(Math.max(0, offset));
             offset += piece.length();
         }
-        return new TextCompletion.Logprobs(texts, lps, tops, offsets);
     }
 
     private static int[] bytes(Tokenizer tok, int id) {

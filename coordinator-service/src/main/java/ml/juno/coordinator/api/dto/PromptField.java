@@ -1,45 +1,63 @@
 package ml.juno.coordinator.api.dto;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import ml.juno.coordinator.service.PromptInput;
 
 /**
- * The completions {@code prompt}: a string, an array of token ids, or an array holding exactly one of those
- * (what SDKs send for a single prompt). Several prompts in one request are refused.
+ * The completions {@code prompt}, in OpenAI's four shapes: a string, an array of token ids, an array of strings, or an
+ * array of token-id arrays. The result is the list of prompts (one for the first two shapes), at most
+ * {@link Limits#MAX_PROMPTS}.
  */
-public final class PromptField extends JsonDeserializer<PromptInput> {
+public final class PromptField extends JsonDeserializer<List<PromptInput>> {
 
     @Override
-    public PromptInput deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-        return parse(ctxt.readTree(p), ctxt, true);
+    public List<PromptInput> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+        JsonNode node = ctxt.readTree(p);
+        if (node.isTextual()) {
+            return List.of(new PromptInput.Text(node.asText()));
+        }
+        if (!node.isArray() || node.isEmpty()) {
+            return mismatch(ctxt, "must be a string, an array of token ids, or a non-empty array of strings or of token-id arrays");
+        }
+        if (node.get(0).isNumber()) {
+            return List.of(tokens(node, ctxt, ""));
+        }
+        if (node.size() > Limits.MAX_PROMPTS) {
+            return mismatch(ctxt, "at most " + Limits.MAX_PROMPTS + " prompts per request, got " + node.size());
+        }
+        List<PromptInput> prompts = new ArrayList<>(node.size());
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode one = node.get(i);
+            if (one.isTextual()) {
+                prompts.add(new PromptInput.Text(one.asText()));
+            } else if (one.isArray() && !one.isEmpty() && one.get(0).isNumber()) {
+                prompts.add(tokens(one, ctxt, "prompt " + i + ": "));
+            } else {
+                return mismatch(ctxt, "prompt " + i + " must be a string or a non-empty array of token ids");
+            }
+        }
+        return List.copyOf(prompts);
     }
 
-    private static PromptInput parse(JsonNode node, DeserializationContext ctxt, boolean outer) throws IOException {
-        if (node.isTextual()) {
-            return new PromptInput.Text(node.asText());
-        }
-        if (node.isArray() && !node.isEmpty() && node.get(0).isIntegralNumber()) {
-            int[] ids = new int[node.size()];
-            for (int i = 0; i < ids.length; i++) {
-                JsonNode id = node.get(i);
-                if (!id.isIntegralNumber() || !id.canConvertToInt()) {
-                    return ctxt.reportInputMismatch(PromptInput.class, "token array element " + i + " is not a token id");
-                }
-                ids[i] = id.intValue();
+    private static PromptInput tokens(JsonNode node, DeserializationContext ctxt, String where) throws IOException {
+        int[] ids = new int[node.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode id = node.get(i);
+            if (!id.isIntegralNumber() || !id.canConvertToInt()) {
+                return mismatch(ctxt, where + "token array element " + i + " is not a token id");
             }
-            return new PromptInput.Tokens(ids);
+            ids[i] = id.intValue();
         }
-        if (outer && node.isArray() && node.size() == 1) {
-            return parse(node.get(0), ctxt, false);
-        }
-        if (outer && node.isArray() && node.size() > 1) {
-            return ctxt.reportInputMismatch(PromptInput.class, "only one prompt per request is supported; send several requests");
-        }
-        return ctxt.reportInputMismatch(PromptInput.class, "must be a string, an array of token ids, or an array of one of those");
+        return new PromptInput.Tokens(ids);
+    }
+
+    private static <T> T mismatch(DeserializationContext ctxt, String message) throws IOException {
+        return ctxt.reportInputMismatch(PromptInput.class, message);
     }
 }

@@ -31,16 +31,54 @@ public final class Replies {
     }
 
     public HttpReply completion(String id, long created, ServedModel model, CollectedGeneration.Result r, boolean logprobs) {
+        return completion(id, created, model, r, logprobs, null, r.choices().size(), r.choices().size());
+    }
+
+    /**
+     * A text completion of one or more prompts.
+     *
+     * @param logprobs  whether the client asked for log-probabilities
+     * @param echo      the text of each prompt, which its choices start with ({@code echo}), or null
+     * @param generated choices generated per prompt ({@code best_of}, else {@code n})
+     * @param n         choices returned per prompt: the {@code n} of the {@code generated} with the highest mean token
+     *                  log-probability (all of them when equal); choice {@code p * n + i} is the i-th best of prompt p
+     */
+    public HttpReply completion(String id, long created, ServedModel model, CollectedGeneration.Result r, boolean logprobs,
+                                List<String> echo, int generated, int n) {
         if (r.failure().isPresent()) {
             return failed(r.failure().get());
         }
         Tokenizer tok = model.engine().tokenizer();
         List<TextCompletion.Choice> choices = new ArrayList<>();
-        for (CollectedGeneration.Choice c : r.choices()) {
-            choices.add(new TextCompletion.Choice(c.text(), c.index(),
-                    logprobs ? LogprobsMapping.text(c.logprobs(), tok, 0) : null, c.reason().wireName()));
+        for (int p = 0; p * generated < r.choices().size(); p++) {
+            List<CollectedGeneration.Choice> mine = r.choices().subList(p * generated, (p + 1) * generated);
+            if (n < generated) {
+                mine = new ArrayList<>(mine);
+                mine.sort(java.util.Comparator.comparingDouble(Replies::meanLogprob).reversed());
+                mine = mine.subList(0, n);
+            }
+            String prefix = echo != null ? echo.get(p) : "";
+            for (int i = 0; i < mine.size(); i++) {
+                CollectedGeneration.Choice c = mine.get(i);
+                TextCompletion.Logprobs lp = !logprobs ? null
+                        : echo != null ? LogprobsMapping.echoed(c.promptLogprobs(), c.logprobs(), tok, prefix)
+                        : LogprobsMapping.text(c.logprobs(), tok, 0);
+                choices.add(new TextCompletion.Choice(prefix + c.text(), p * n + i, lp, c.reason().wireName()));
+            }
         }
         return ok(new TextCompletion(id, "text_completion", created, model.id(), model.fingerprint(), choices, UsageDto.of(r.usage())));
+    }
+
+    /** What {@code best_of} ranks by: the mean log-probability of the choice's tokens (an empty choice ranks last). */
+    private static double meanLogprob(CollectedGeneration.Choice c) {
+        if (c.logprobs().isEmpty()) {
+            return Double.NEGATIVE_INFINITY;
+        }
+        double sum = 0;
+        for (var t : c.logprobs()) {
+            sum += t.logprob();
+        }
+        return sum / c.logprobs().size();
     }
 
     private HttpReply failed(CollectedGeneration.Choice c) {

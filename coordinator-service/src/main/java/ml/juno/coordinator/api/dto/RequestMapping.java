@@ -30,7 +30,12 @@ public final class RequestMapping {
 
     public static PromptInput.Chat chatPrompt(ChatCompletionRequest r) {
         List<ChatMessage> messages = new ArrayList<>(r.messages().size());
-        for (ChatMessageIn m : r.messages()) {
+        for (int i = 0; i < r.messages().size(); i++) {
+            ChatMessageIn m = r.messages().get(i);
+            if (m.content() == null && !"assistant".equals(m.role()) && !"tool".equals(m.role())) {
+                throw new InvalidRequestException("messages[" + i + "].content",
+                        "Invalid 'messages[" + i + "].content': a " + m.role() + " message needs content");
+            }
             // "developer" is OpenAI's newer name for the system role; chat templates know "system"
             messages.add(new ChatMessage("developer".equals(m.role()) ? "system" : m.role(), m.content()));
         }
@@ -56,11 +61,23 @@ public final class RequestMapping {
 
     /** As {@link #completionOptions(CompletionRequest)}, with the server's defaults for the fields the request leaves out. */
     public static GenerationOptions completionOptions(CompletionRequest r, RequestDefaults defaults) {
-        if (Boolean.TRUE.equals(r.echo())) {
-            throw new InvalidRequestException("echo", "echo is not supported");
+        int n = r.n() != null ? r.n() : 1;
+        if (r.bestOf() != null && r.bestOf() < n) {
+            throw new InvalidRequestException("best_of", "best_of must be at least n (" + n + "), got " + r.bestOf());
+        }
+        if (r.bestOf() != null && r.bestOf() > n && r.streaming()) {
+            throw new InvalidRequestException("best_of", "best_of cannot be used with stream (only the best n of "
+                    + r.bestOf() + " are returned, after all are done)");
+        }
+        if ((long) r.prompt().size() * r.generatedPerPrompt() > Limits.MAX_CHOICES) {
+            throw new InvalidRequestException(r.bestOf() != null ? "best_of" : "n", r.prompt().size() + " prompts times "
+                    + r.generatedPerPrompt() + " choices is more than the " + Limits.MAX_CHOICES + " one request may generate");
         }
         int limit = r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
-        return options(r, limit, r.logprobCount(), defaults);
+        GenerationOptions o = options(r, limit, r.logprobCount(), defaults);
+        return r.echoes() && r.logprobCount() >= 0
+                ? new GenerationOptions(o.maxTokens(), o.sampling(), o.stopStrings(), o.n(), o.priority(), o.logprobs(), true)
+                : o;
     }
 
     private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs, RequestDefaults defaults) {

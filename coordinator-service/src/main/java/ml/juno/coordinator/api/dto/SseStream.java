@@ -2,6 +2,7 @@ package ml.juno.coordinator.api.dto;
 
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
+import java.util.List;
 import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
@@ -28,6 +29,9 @@ public final class SseStream implements GenerationListener {
     private final int maxPending;
     private volatile boolean cutOff;
     private String error;
+    private List<String> echo;  // completions' echo: the text of each prompt, or null
+    private int perPrompt = 1;
+    private boolean echoLogprobs;
 
     public SseStream(ChunkFormat format, boolean chat, int choices, boolean includeUsage) {
         this(format, chat, choices, includeUsage, MAX_PENDING_FRAMES);
@@ -42,6 +46,17 @@ public final class SseStream implements GenerationListener {
         this.textOffsets = new int[choices];
     }
 
+    /**
+     * Completions' {@code echo}: choice {@code i} starts with the text of prompt {@code i / perPrompt}, sent first (with
+     * the prompt's log-probabilities once they arrive, when {@code logprobs}); {@code texts} null: no echo.
+     */
+    public SseStream echo(List<String> texts, int perPrompt, boolean logprobs) {
+        this.echo = texts;
+        this.perPrompt = perPrompt;
+        this.echoLogprobs = logprobs;
+        return this;
+    }
+
     /** Writes the opening chunks; call before the generation starts. */
     public SseStream open() {
         if (chat) {
@@ -49,7 +64,23 @@ public final class SseStream implements GenerationListener {
                 emit(format.role(i));
             }
         }
+        if (echo != null && !echoLogprobs) {
+            for (int i = 0; i < textOffsets.length; i++) {
+                String text = echo.get(i / perPrompt);
+                emit(format.echo(i, text, null));
+                textOffsets[i] += text.length();
+            }
+        }
         return this;
+    }
+
+    @Override
+    public void onPromptLogprobs(int choice, List<TokenLogprobs> logprobs) {
+        if (echo != null && echoLogprobs) {
+            String text = echo.get(choice / perPrompt);
+            emit(format.echo(choice, text, LogprobsMapping.echo(logprobs, format.tokenizer(), text)));
+            textOffsets[choice] += text.length();
+        }
     }
 
     /** The frames, for one subscriber; cancelling it (the client hung up) runs {@code onCancel}. */

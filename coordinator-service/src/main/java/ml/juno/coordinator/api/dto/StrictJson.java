@@ -12,7 +12,7 @@ import jakarta.inject.Singleton;
 /**
  * Wrong JSON types are client mistakes, not something to guess around: {@code "temperature": "hot"},
  * {@code "max_tokens": 1.5}, {@code "model": 5} or {@code "stream": "yes"} fail with a 400 naming the field,
- * as OpenAI does, instead of being coerced.
+ * as OpenAI does, instead of being coerced. Parameters Juno does not implement are refused ({@link UnsupportedParameters}).
  */
 @Singleton
 public class StrictJson implements ObjectMapperCustomizer {
@@ -24,6 +24,7 @@ public class StrictJson implements ObjectMapperCustomizer {
         mapper.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
         mapper.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         mapper.configure(MapperFeature.ALLOW_COERCION_OF_SCALARS, false);
+        mapper.addHandler(new UnsupportedParameters()); // unknown and unimplemented parameters are refused, not ignored
         for (LogicalType t : new LogicalType[] {LogicalType.Textual, LogicalType.Integer, LogicalType.Float, LogicalType.Boolean}) {
             mapper.coercionConfigFor(t)
                     .setCoercion(CoercionInputShape.Integer, t == LogicalType.Integer || t == LogicalType.Float ? CoercionAction.TryConvert : CoercionAction.Fail)
