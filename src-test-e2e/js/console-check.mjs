@@ -1,4 +1,5 @@
-// Loads Juno's web console in headless Chromium, sends a message and waits for streamed text.
+// Loads Juno's web console in headless Chromium, sends a message and waits for streamed text (the API-key flow uses
+// this too; console-flow.mjs checks the rest of the console).
 // Usage: node console-check.mjs URL PROFILE_DIR [API_KEY]: with a key, the console's prompt for it is answered with
 // it (once: a second prompt is a failure). Prints "ok console: …" or "FAIL console: …"; exit 1 on failure.
 import { chromium } from 'playwright-core';
@@ -32,10 +33,10 @@ try {
     const stop = document.getElementById('stop');
     new MutationObserver(() => {
       const a = document.querySelector('.msg.assistant');
-      const text = a ? a.textContent : '';
+      const text = a ? a.dataset.raw || '' : ''; // the answer's markdown as streamed so far (the bubble shows it rendered)
       const last = window.__seen[window.__seen.length - 1];
       if (text.length > 0 && (!last || last.text !== text)) window.__seen.push({ text, running: !stop.disabled });
-    }).observe(document.getElementById('log'), { childList: true, subtree: true, characterData: true });
+    }).observe(document.getElementById('log'), { childList: true, subtree: true, characterData: true, attributes: true });
   });
   await page.fill('#prompt', 'Once upon a time');
   await page.click('#send');
@@ -43,11 +44,13 @@ try {
   const states = await page.evaluate(() => window.__seen);
   const whileRunning = states.filter((s) => s.running);
   const seen = whileRunning[0] || states[0] || { text: '', running: false };
-  const answer = await page.textContent('.msg.assistant');
+  const answer = await page.getAttribute('.msg.assistant', 'data-raw');
+  const shown = await page.textContent('.msg.assistant .content');
   const stats = await page.textContent('#stats');
   const errors = await page.$$('.msg.error');
   const problems = [];
   if (!answer || answer.length === 0) problems.push('no answer');
+  if (!shown || shown.trim().length === 0) problems.push('the answer is not shown');
   if (!/tokens\/s/.test(stats)) problems.push('no tokens/s in stats: ' + stats);
   if (apiKey && keyPrompts !== 1) problems.push('asked for the API key ' + keyPrompts + ' times, not once');
   if (!apiKey && keyPrompts !== 0) problems.push('asked for an API key on a server without keys');

@@ -10,7 +10,8 @@ import ml.juno.coordinator.security.RateLimitSpec;
 import picocli.CommandLine.Option;
 
 /**
- * Who may use a server's API: {@code --api-key-file}, {@code --api-key}, {@code --metrics-public}, {@code --rate-limit}
+ * Who may use a server's API: {@code --api-key-file}, {@code --api-key}, {@code --metrics-public}, {@code --rate-limit},
+ * {@code --max-concurrent-per-key}
  * (the servers: {@code local}, {@code cluster}, {@code coordinator}). Keys reach the server JVM through its environment
  * ({@code JUNO_API_KEYS}), never on its command line, where {@code ps} would show them.
  */
@@ -31,6 +32,11 @@ final class ApiAccessOptions {
             + "past them 429 with Retry-After (env JUNO_RATE_LIMIT).")
     String rateLimit;
 
+    @Option(names = "--max-concurrent-per-key", paramLabel = "N", defaultValue = "${env:JUNO_MAX_CONCURRENT_PER_KEY:-0}",
+            description = "At most N generation requests (streamed or not) of one key at once; one more gets 429 (0: no limit; "
+                    + "env JUNO_MAX_CONCURRENT_PER_KEY).")
+    int maxConcurrentPerKey;
+
     /** The server's {@code juno.api.*} system properties; bad values are a one-line error. */
     Map<String, String> properties() {
         Map<String, String> props = new LinkedHashMap<>();
@@ -50,6 +56,12 @@ final class ApiAccessOptions {
                 throw new CliException(e.getMessage());
             }
             props.put("juno.api.rate-limit", rateLimit);
+        }
+        if (maxConcurrentPerKey < 0) {
+            throw new CliException("--max-concurrent-per-key must be >= 0 (0: no limit), got " + maxConcurrentPerKey);
+        }
+        if (maxConcurrentPerKey > 0) {
+            props.put("juno.api.max-concurrent-per-key", Integer.toString(maxConcurrentPerKey));
         }
         environment(); // bad keys fail here, before anything starts
         return props;

@@ -14,6 +14,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +24,7 @@ import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.security.ApiKeyRing;
 import ml.juno.coordinator.security.ApiKeys;
 import ml.juno.coordinator.security.BindAddress;
+import ml.juno.coordinator.security.KeyConcurrency;
 import ml.juno.coordinator.security.KeyLimits;
 import ml.juno.coordinator.security.RateLimitSpec;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -46,10 +48,13 @@ public class ApiGate {
     /** The caller's name when no keys are configured. */
     public static final String ANONYMOUS = "anonymous";
     private static final Set<String> CONSOLE = Set.of("/", "/index.html", "/console.js", "/console.css", "/favicon.ico",
-            "/health-ui", "/health-ui/", "/health-ui/index.html", "/health-ui/health-ui.js"); // pages; their data needs the key
+            "/favicon.svg", "/health-ui", "/health-ui/", "/health-ui/index.html", "/health-ui/health-ui.js"); // pages; their data needs the key
+    /** The console's libraries (markdown, sanitizer), served from their webjars. */
+    private static final List<String> CONSOLE_LIBRARIES = List.of("/webjars/marked/", "/webjars/dompurify/");
 
     private final ApiKeyRing ring;
     private final KeyLimits limits;
+    private final KeyConcurrency concurrency;
     private final boolean metricsPublic;
     private final ObjectMapper json;
     private final MeterRegistry registry;
@@ -70,11 +75,13 @@ public class ApiGate {
             @ConfigProperty(name = "juno.api.keys") Optional<String> keys,
             @ConfigProperty(name = "juno.api.rate-limit") Optional<String> rateLimit,
             @ConfigProperty(name = "juno.api.metrics-public", defaultValue = "false") boolean metricsPublic,
+            @ConfigProperty(name = "juno.api.max-concurrent-per-key", defaultValue = "0") int maxConcurrentPerKey,
             @ConfigProperty(name = "quarkus.http.host", defaultValue = "127.0.0.1") String host,
             ObjectMapper json, MeterRegistry registry) {
         ApiKeys fixed = keys.map(k -> ApiKeys.parse(k, true, "JUNO_API_KEYS / --api-key")).orElse(ApiKeys.none());
         this.ring = new ApiKeyRing(fixed, keyFile.orElse(null), LOG::warn);
         this.limits = new KeyLimits(RateLimitSpec.parse(rateLimit.orElse("")));
+        this.concurrency = new KeyConcurrency(maxConcurrentPerKey);
         this.metricsPublic = metricsPublic;
         this.json = json;
         this.registry = registry;
@@ -89,6 +96,9 @@ public class ApiGate {
         }
         if (limits.active()) {
             LOG.infof("rate limits per key: %s", limits.spec());
+        }
+        if (concurrency.active()) {
+            LOG.infof("at most %d generation requests at once per key", concurrency.limit());
         }
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("juno-drain").unstarted(() -> draining = true));
     }
@@ -140,6 +150,17 @@ public class ApiGate {
                         "rate_limit_exceeded"), seconds);
                 return;
             }
+            if (generates && !concurrency.tryEnter(name)) {
+                m.limited().increment();
+                LOG.debugf("429 for key %s: %d requests running", name, concurrency.limit());
+                refuse(rc, 429, ErrorResponse.of("Too many concurrent requests for key '" + name + "': at most " + concurrency.limit()
+                        + " at once. Please wait for one to finish.", "requests", null, "rate_limit_exceeded"), 1);
+                return;
+            }
+            if (generates && concurrency.active()) {
+                String key = name;
+                rc.addEndHandler(done -> concurrency.leave(key)); // the response ended or the connection closed
+            }
             m.requests().increment();
         }
         rc.next();
@@ -152,7 +173,7 @@ public class ApiGate {
         if (path.equals("/q/metrics") || path.startsWith("/q/metrics/")) {
             return metricsPublic || !ring.required();
         }
-        return CONSOLE.contains(path);
+        return CONSOLE.contains(path) || CONSOLE_LIBRARIES.stream().anyMatch(path::startsWith);
     }
 
     private void refuse(RoutingContext rc, int status, ErrorResponse body, long retryAfterSeconds) {

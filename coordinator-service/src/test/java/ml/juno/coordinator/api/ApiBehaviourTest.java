@@ -9,6 +9,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -88,6 +90,16 @@ class ApiBehaviourTest {
             String text = given().get(asset).then().statusCode(200).extract().asString();
             assertFalse(text.contains("http://") || text.contains("https://") || text.contains("//cdn"), asset + " loads nothing from the network");
         }
+        // every file the console's page names (its icons, the markdown and sanitizer webjars at the pinned versions) is
+        // served, and /favicon.ico is an icon
+        Matcher named = Pattern.compile("(?:src|href)=\"([^\"]+)\"").matcher(page);
+        int count = 0;
+        while (named.find()) {
+            given().get("/" + named.group(1)).then().statusCode(200);
+            count++;
+        }
+        assertTrue(page.contains("webjars/marked/") && page.contains("webjars/dompurify/") && count >= 6, page);
+        assertTrue(given().get("/favicon.ico").then().statusCode(200).extract().contentType().startsWith("image/"));
     }
 
     @Test

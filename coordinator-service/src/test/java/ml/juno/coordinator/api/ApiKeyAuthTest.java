@@ -39,7 +39,8 @@ class ApiKeyAuthTest {
     public static final class WithKeys implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("juno.api.key-file", KEY_FILE.toString(), "juno.api.keys", "ops:" + OPS, "juno.api.rate-limit", "12rpm");
+            return Map.of("juno.api.key-file", KEY_FILE.toString(), "juno.api.keys", "ops:" + OPS, "juno.api.rate-limit", "12rpm",
+                    "juno.api.max-concurrent-per-key", "1");
         }
     }
 
@@ -110,6 +111,10 @@ class ApiKeyAuthTest {
         assertEquals(200, given().get("/q/health/live").statusCode());
         assertEquals(200, given().get("/q/health/ready").statusCode());
         assertEquals(200, given().get("/").statusCode(), "the console page itself is static; its API calls carry the key");
+        for (String asset : List.of("/favicon.ico", "/favicon.svg", "/webjars/marked/17.0.1/lib/marked.umd.js", "/webjars/dompurify/3.3.3/dist/purify.min.js")) {
+            assertEquals(200, given().get(asset).statusCode(), asset + ": the console's files need no key");
+        }
+        assertEquals(401, given().get("/webjars/uplot/1.6.30/dist/uPlot.min.css").statusCode(), "only the console's own webjars are open");
         Response chat = ROUTES.get(0).call(given().header("Authorization", "Bearer " + ALICE));
         assertEquals(200, chat.statusCode(), chat.asString());
         int prompt = chat.path("usage.prompt_tokens");
@@ -146,5 +151,39 @@ class ApiKeyAuthTest {
         assertEquals(200, given().header("Authorization", "Bearer " + ALICE).get("/v1/models").statusCode(), "alice has her own bucket");
         String metrics = given().header("Authorization", "Bearer " + OPS).get("/q/metrics").asString();
         assertTrue(metrics.contains("juno_key_rate_limited_total{key=\"limited\"} 1.0"), metrics);
+    }
+
+    @Test
+    void aKeyWithAGenerationRunning_getsA429ForASecond_untilTheFirstEnds_otherKeysDoNot() throws Exception {
+        ApiTestSupport.awaitReady();
+        String longStream = "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],"
+                + "\"max_tokens\":300,\"n\":4,\"stream\":true}";
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.URI url = java.net.URI.create(io.restassured.RestAssured.baseURI + ":" + io.restassured.RestAssured.port + "/v1/chat/completions");
+        java.net.http.HttpResponse<java.io.InputStream> first = http.send(java.net.http.HttpRequest.newBuilder(url)
+                .header("Authorization", "Bearer " + ALICE).header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(longStream)).build(), java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, first.statusCode());
+        try (java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(first.body(), java.nio.charset.StandardCharsets.UTF_8))) {
+            assertTrue(lines.readLine().startsWith("data: "), "the first stream has started");
+            Response second = ROUTES.get(0).call(given().header("Authorization", "Bearer " + ALICE));
+            assertEquals(429, second.statusCode(), second.asString());
+            assertEquals("rate_limit_exceeded", second.path("error.code"));
+            assertTrue(second.path("error.message").toString().contains("at most 1 at once"), second.asString());
+            assertEquals("1", second.header("Retry-After"));
+            assertEquals(200, ROUTES.get(0).call(given().header("Authorization", "Bearer " + OPS)).statusCode(), "ops has places of its own");
+            assertEquals(200, given().header("Authorization", "Bearer " + ALICE).get("/v1/models").statusCode(), "only generation is limited");
+            while (lines.readLine() != null) {
+                // read the first stream to its end
+            }
+        }
+        int status = 0;
+        for (int i = 0; i < 5 && status != 200; i++) { // few tries: alice has 12 requests a minute // the place comes back when the first response has ended
+            status = ROUTES.get(0).call(given().header("Authorization", "Bearer " + ALICE)).statusCode();
+            if (status != 200) {
+                Thread.sleep(100);
+            }
+        }
+        assertEquals(200, status, "after the first stream ended, alice may generate again");
     }
 }
