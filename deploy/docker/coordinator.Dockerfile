@@ -6,10 +6,11 @@
 # e.g. "coordinator --nodes node1:19092,node2:19092 --model-path /models/model.gguf" or "local --model-path …".
 FROM eclipse-temurin:25-jre-noble
 
+# user juno has the fixed uid/gid 10001: the Kubernetes manifests run as it (runAsUser, fsGroup)
 RUN apt-get update \
  && apt-get install -y --no-install-recommends curl \
  && rm -rf /var/lib/apt/lists/* \
- && groupadd --system juno && useradd --system --gid juno --home-dir /opt/juno --shell /usr/sbin/nologin juno \
+ && groupadd --system --gid 10001 juno && useradd --system --uid 10001 --gid juno --home-dir /opt/juno --shell /usr/sbin/nologin juno \
  && mkdir -p /var/lib/juno/jfr && chown juno:juno /var/lib/juno/jfr
 
 # The CLI finds the app under juno.home as in the repository: coordinator-service/target/quarkus-app

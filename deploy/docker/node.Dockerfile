@@ -6,10 +6,11 @@
 FROM eclipse-temurin:25-jre-noble
 
 # curl for the compose health check (GET /q/health/ready)
+# user juno has the fixed uid/gid 10001: the Kubernetes manifests run as it (runAsUser, fsGroup)
 RUN apt-get update \
  && apt-get install -y --no-install-recommends curl \
  && rm -rf /var/lib/apt/lists/* \
- && groupadd --system juno && useradd --system --gid juno --home-dir /opt/juno --shell /usr/sbin/nologin juno
+ && groupadd --system --gid 10001 juno && useradd --system --uid 10001 --gid juno --home-dir /opt/juno --shell /usr/sbin/nologin juno
 
 # Quarkus fast-jar layout: lib/ changes least, so it is its own layer
 COPY --chown=root:root node-service/target/quarkus-app/lib/ /opt/juno/node/lib/

@@ -20,11 +20,13 @@ public final class AppLauncher implements AutoCloseable {
 
     private final Process process;
     private final Path log;
+    private final String host;
     private final int port;
 
-    private AppLauncher(Process process, Path log, int port) {
+    private AppLauncher(Process process, Path log, String host, int port) {
         this.process = process;
         this.log = log;
+        this.host = host;
         this.port = port;
     }
 
@@ -44,6 +46,11 @@ public final class AppLauncher implements AutoCloseable {
 
     /** As {@link #start(String, Path, Map, Duration)} on a given port (e.g. restarting a node where it was). */
     public static AppLauncher start(String name, Path app, Map<String, String> props, Duration timeout, int port) throws IOException, InterruptedException {
+        return launch(name, "127.0.0.1", port, javaCommand(app, "127.0.0.1", port, props), timeout);
+    }
+
+    /** The command line {@link #start} runs: {@code app} listening on {@code host:port} with the given properties. */
+    public static List<String> javaCommand(Path app, String host, int port, Map<String, String> props) {
         if (!Files.isRegularFile(app)) {
             throw new IllegalStateException("packaged app missing: " + app + " (run the build's package phase first)");
         }
@@ -53,14 +60,14 @@ public final class AppLauncher implements AutoCloseable {
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-Xmx512m");
         cmd.add("-Dquarkus.http.port=" + port);
-        cmd.add("-Dquarkus.http.host=127.0.0.1");
+        cmd.add("-Dquarkus.http.host=" + host);
         if (!props.containsKey("juno.node.models-dir")) { // nodes open models only under it (the coordinator app ignores it)
             cmd.add("-Djuno.node.models-dir=" + Path.of(System.getProperty("juno.models.dir", "../models")).toAbsolutePath());
         }
         props.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(app.toString());
-        return launch(name, port, cmd, timeout);
+        return cmd;
     }
 
     /**
@@ -68,15 +75,20 @@ public final class AppLauncher implements AutoCloseable {
      * its output in the log file, and waits until it is live.
      */
     public static AppLauncher startCommand(String name, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
-        return launch(name, port, cmd, timeout);
+        return launch(name, "127.0.0.1", port, cmd, timeout);
     }
 
-    private static AppLauncher launch(String name, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
+    /** As {@link #startCommand(String, int, List, Duration)} for a server reached at {@code host} (e.g. in a network namespace). */
+    public static AppLauncher startCommand(String name, String host, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
+        return launch(name, host, port, cmd, timeout);
+    }
+
+    private static AppLauncher launch(String name, String host, int port, List<String> cmd, Duration timeout) throws IOException, InterruptedException {
         Path logDir = Path.of("target", "e2e-logs");
         Files.createDirectories(logDir);
         Path log = logDir.resolve(name + "-" + port + ".log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        AppLauncher launcher = new AppLauncher(p, log, port);
+        AppLauncher launcher = new AppLauncher(p, log, host, port);
         try {
             launcher.awaitLive(timeout);
         } catch (RuntimeException | IOException | InterruptedException e) {
@@ -111,8 +123,13 @@ public final class AppLauncher implements AutoCloseable {
         return port;
     }
 
+    /** The address the server is reached at ({@code 127.0.0.1} unless it runs on a host of its own). */
+    public String host() {
+        return host;
+    }
+
     public URI url(String path) {
-        return URI.create("http://127.0.0.1:" + port + path);
+        return URI.create("http://" + host + ":" + port + path);
     }
 
     public Process process() {

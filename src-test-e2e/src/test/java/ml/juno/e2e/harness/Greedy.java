@@ -25,10 +25,19 @@ public final class Greedy {
 
     /** {@link #tokens(InferenceEngine, String, int)} computed with the engine's named LoRA adapter {@code adapter} (0: none). */
     public static List<Integer> tokens(InferenceEngine engine, String prompt, int n, int adapter) throws Exception {
+        return sampled(engine, prompt, n, SamplingParams.greedy(), adapter);
+    }
+
+    /** The token ids of {@code n} tokens sampled with {@code params} (e.g. seeded), EOS not stopping it. */
+    public static List<Integer> sampled(InferenceEngine engine, String prompt, int n, SamplingParams params) throws Exception {
+        return sampled(engine, prompt, n, params, 0);
+    }
+
+    private static List<Integer> sampled(InferenceEngine engine, String prompt, int n, SamplingParams params, int adapter) throws Exception {
         int[] ids = engine.tokenizer().encode(prompt);
         List<Integer> out = new ArrayList<>();
         CompletableFuture<String> done = new CompletableFuture<>();
-        SubmitResult r = engine.submit(new GenerationRequest(ids, SamplingParams.greedy(), StopCondition.of(n), 0, -1, adapter), new GenerationListener() {
+        SubmitResult r = engine.submit(new GenerationRequest(ids, params, StopCondition.of(n), 0, -1, adapter), new GenerationListener() {
             @Override
             public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
                 out.add(tokenId);
