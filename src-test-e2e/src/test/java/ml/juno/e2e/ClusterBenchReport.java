@@ -25,8 +25,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Benchmark, not part of the suite (run it with {@code ./mvnw -o -pl src-test-e2e -am verify -Dtest=none
  * -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=ClusterBenchReport -Djuno.bench.model=/work/bench/tl-q4_k_m.gguf}):
- * greedy decode tokens/s, bytes on the wire per token and per-hop overhead for local vs pipeline-3 vs tensor-2 on
- * three real node processes.
+ * greedy decode tokens/s, bytes on the wire per token (coordinator to nodes, and rank to rank) and time per hop for
+ * local vs pipeline-3 vs tensor-2 on three real node processes. {@code -Djuno.bench.nodes=HOST:PORT,…} uses nodes
+ * started by hand instead (e.g. each under {@code taskset}) and {@code -Djuno.bench.runs=local,tensor} picks the runs.
  */
 class ClusterBenchReport {
 
@@ -39,20 +40,37 @@ class ClusterBenchReport {
         int threads = Integer.getInteger("juno.bench.threads", Runtime.getRuntime().availableProcessors());
         EngineConfig ec = EngineConfig.defaults(model).withContextLength(256).withKvType(KvType.F32).withMaxSequences(1).withThreads(threads);
         String prompt = "Once upon a time";
-        try (InferenceEngine local = EngineAssembly.open(ec)) {
-            Greedy.tokens(local, prompt, 2); // warm-up
-            long t0 = System.nanoTime();
-            Greedy.tokens(local, prompt, TOKENS);
-            report("local", t0, null, null);
+        List<String> runs = List.of(System.getProperty("juno.bench.runs", "local,pipeline,tensor").split(","));
+        if (runs.contains("local")) {
+            try (InferenceEngine local = EngineAssembly.open(ec)) {
+                Greedy.tokens(local, prompt, 2); // warm-up
+                long t0 = System.nanoTime();
+                Greedy.tokens(local, prompt, TOKENS);
+                report("local", t0, null, null);
+            }
+        }
+        String given = System.getProperty("juno.bench.nodes", "");
+        if (!given.isBlank()) {
+            List<String> addresses = List.of(given.split(","));
+            for (String r : runs) {
+                if (!r.equals("local")) {
+                    run(addresses, ec, Parallelism.parse(r), addresses.size(), threads, prompt);
+                }
+            }
+            return;
         }
         try (NodeProcesses nodes = NodeProcesses.start("bench-node", 3)) {
-            run(nodes, model, ec, Parallelism.PIPELINE, 3, threads, prompt);
-            run(nodes, model, ec, Parallelism.TENSOR, 2, threads, prompt);
+            if (runs.contains("pipeline")) {
+                run(nodes.addresses(3), ec, Parallelism.PIPELINE, 3, threads, prompt);
+            }
+            if (runs.contains("tensor")) {
+                run(nodes.addresses(2), ec, Parallelism.TENSOR, 2, threads, prompt);
+            }
         }
     }
 
-    private static void run(NodeProcesses nodes, Path model, EngineConfig ec, Parallelism p, int n, int threads, String prompt) throws Exception {
-        List<NodeAddress> addresses = nodes.addresses(n).stream().map(NodeAddress::parse).toList();
+    private static void run(List<String> nodes, EngineConfig ec, Parallelism p, int n, int threads, String prompt) throws Exception {
+        List<NodeAddress> addresses = nodes.stream().map(NodeAddress::parse).toList();
         ClusterConfig cc = new ClusterConfig(addresses, p, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
                 new ClusterConfig.Deadlines(Duration.ofMinutes(2), Duration.ofMinutes(2), Duration.ofSeconds(5), Duration.ofSeconds(60)), threads);
         AtomicReference<ClusterExecutor> executor = new AtomicReference<>();
@@ -74,12 +92,11 @@ class ClusterBenchReport {
         double secs = (System.nanoTime() - t0) / 1e9;
         String line = String.format("[bench] %-11s %6.2f tok/s (%d tokens incl. prefill of the prompt, %.2f s)", name, TOKENS / secs, TOKENS, secs);
         if (s != null) {
-            double perToken = (double) (s.bytesSent() + s.bytesReceived()) / TOKENS;
-            line += String.format("; wire %.0f B/token (sent %d, received %d); %d hops, %.3f ms overhead per hop%s",
-                    perToken, s.bytesSent(), s.bytesReceived(), s.hops(), s.overheadMillisPerHop(),
+            line += String.format("; coordinator wire %.0f B/token (sent %d, received %d); %d hops, %.3f ms overhead per hop%s",
+                    s.coordinatorBytesPerToken(), s.bytesSent(), s.bytesReceived(), s.hops(), s.overheadMillisPerHop(),
                     p == Parallelism.TENSOR && s.reductions() > 0
-                            ? String.format(", %d all-reduces, %.3f ms per all-reduce round", s.reductions(),
-                            (s.hopNanos() - s.computeNanos()) / 1e6 / s.hops() * s.steps() / s.reductions())
+                            ? String.format("; rank to rank %.0f B/token, %d all-reduces, %.3f ms per all-reduce (a rank's node-to-node hop)",
+                            s.peerBytesPerToken(), s.reductions(), s.millisPerReduction())
                             : "");
         }
         System.out.println(line);

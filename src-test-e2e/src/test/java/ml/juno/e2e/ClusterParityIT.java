@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The coordinator's engine with a {@link ClusterExecutor} over real node processes (real gRPC, real ports) gives the
- * local engine's greedy tokens: pipeline over 1, 2 and 3 nodes, tensor parallel over 2 and 4, with FLOAT32
+ * local engine's greedy tokens: pipeline over 1, 2 and 3 nodes, tensor parallel over 2, 3 (uneven) and 4 (the ranks all-reducing with each other), with FLOAT32
  * activations; FLOAT16 and INT8 report how often their tokens agree. Four nodes are started once; every
  * configuration only reloads shards on them.
  */
@@ -35,7 +35,7 @@ class ClusterParityIT {
     static final Path TINY_LLAMA = MODELS.resolve("testdata/tiny-random/tiny-llama-random-F16.gguf").toAbsolutePath();
     static final List<String> PROMPTS = List.of("Once upon a time", "The little dog", "Tom and Lily went to the park");
     static final int TOKENS = 24;
-    static final int TP_PROMPTS = 2; // tensor parallel pays one coordinator round trip per all-reduce: keep it short
+    static final int TP_PROMPTS = 2; // tensor parallel pays one rank-to-rank exchange per all-reduce: keep it short
     static final int TP_TOKENS = 12;
 
     static NodeProcesses nodes;

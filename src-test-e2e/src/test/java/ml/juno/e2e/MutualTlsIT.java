@@ -111,4 +111,56 @@ class MutualTlsIT {
             }
         }
     }
+
+    /**
+     * Tensor-parallel ranks dial each other with their own certificates: two nodes that take only clients of the
+     * cluster's CA (and no plaintext) reduce with each other and give the local engine's tokens.
+     */
+    @Test
+    void tensorRanks_reduceWithEachOtherOverMutualTls() throws Exception {
+        Path ours = tmp.resolve("ours");
+        ClusterCertificates.write(ours, 2, List.of(), Duration.ofDays(1));
+        Path model = MODELS.resolve("stories260K.gguf");
+        List<Process> nodes = new java.util.ArrayList<>();
+        List<ml.juno.coordinator.cluster.NodeAddress> addresses = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                int port = AppLauncher.freePort();
+                Path log = tmp.resolve("node-" + i + ".log");
+                nodes.add(new ProcessBuilder(LivenessIT.cli("node", "--port", Integer.toString(port), "--node-id", "node-" + i, "--tls-dir",
+                        ours.toString(), "--models-dir", MODELS.toString())).redirectErrorStream(true).redirectOutput(log.toFile()).start());
+                addresses.add(ml.juno.coordinator.cluster.NodeAddress.parse("127.0.0.1:" + port));
+            }
+            var ec = ml.juno.coordinator.engine.EngineConfig.defaults(model).withContextLength(128)
+                    .withKvType(ml.juno.engine.kv.KvType.F32).withMaxSequences(1).withThreads(1);
+            List<Integer> want;
+            try (var local = ml.juno.coordinator.engine.EngineAssembly.open(ec)) {
+                want = ml.juno.e2e.harness.Greedy.tokens(local, "Once upon a time", 12);
+            }
+            var cc = new ml.juno.coordinator.cluster.ClusterConfig(addresses, ml.juno.coordinator.cluster.Parallelism.TENSOR,
+                    new ml.juno.coordinator.cluster.ClusterConfig.Wire(ml.juno.model.wire.ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN),
+                    new ml.juno.coordinator.cluster.ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(60), Duration.ofSeconds(5),
+                            Duration.ofSeconds(90)), 1, ours);
+            var executor = new java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterExecutor>();
+            ml.juno.coordinator.engine.ExecutorFactory f = (file, m, context, blocks) -> {
+                var ex = (ml.juno.coordinator.cluster.ClusterExecutor) ml.juno.coordinator.cluster.ClusterExecutor.factory(cc, ec)
+                        .open(file, m, context, blocks);
+                executor.set(ex);
+                return ex;
+            };
+            try (var e = ml.juno.coordinator.engine.EngineAssembly.open(ec, f)) {
+                assertEquals(want, ml.juno.e2e.harness.Greedy.tokens(e, "Once upon a time", 12), "tensor-2 over mutual TLS");
+                var stats = executor.get().stats();
+                assertTrue(stats.reductions() > 0 && stats.peerBytes() >= stats.reductions() * 2 * 64 * 4,
+                        "the ranks sent each other their partials: " + stats);
+            }
+        } finally {
+            for (Process node : nodes) {
+                node.destroy();
+                if (!node.waitFor(10, TimeUnit.SECONDS)) {
+                    node.destroyForcibly();
+                }
+            }
+        }
+    }
 }

@@ -199,6 +199,11 @@ public class NativeApiResource {
                 node.put("calls", n.calls());
                 node.put("meanCallMs", n.calls() == 0 ? 0.0 : n.callNanos() / 1e6 / n.calls());
                 node.put("meanComputeMs", n.calls() == 0 ? 0.0 : n.computeNanos() / 1e6 / n.calls());
+                if (n.worldSize() > 1) { // tensor parallel: what the rank exchanged with its peers, node to node
+                    node.put("reductions", n.reductions());
+                    node.put("peerBytesSent", n.peerBytesSent());
+                    node.put("meanReduceMs", n.reductions() == 0 ? 0.0 : n.reduceNanos() / 1e6 / n.reductions());
+                }
                 nodes.add(node);
             }
             h.put("nodes", nodes);

@@ -19,7 +19,6 @@ import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.ModelConfig;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
-import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
@@ -32,7 +31,7 @@ import ml.juno.node.v1.Tensor;
  * plan goes out as its {@link StepBatch}; the node that computes the logits answers them and they are sampled here, as
  * they arrive ({@link SamplingStage}), until the last node samples itself. What travels between the nodes is the
  * subclass's: {@link PipelineExecutor} (stage to stage through the coordinator) or {@link TensorParallelExecutor}
- * (every rank, all-reduces summed here).
+ * (every rank; the ranks all-reduce among themselves).
  */
 public abstract sealed class ClusterExecutor implements ManagedExecutor permits PipelineExecutor, TensorParallelExecutor {
     final NodeCluster cluster;
@@ -121,7 +120,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
         }
         int vocab = model.dims().vocab();
         return config.parallelism() == Parallelism.PIPELINE ? new PipelineExecutor(cluster, vocab)
-                : new TensorParallelExecutor(cluster, vocab, ActivationCodec.of(config.wire().dtype(), config.wire().order()));
+                : new TensorParallelExecutor(cluster, vocab);
     }
 
     /** Weight bytes of each layer ({@code blk.N.*} tensors), for balancing pipeline stages. */
@@ -166,7 +165,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     /** The node's answer to step {@code stepId}, or why it is none. */
     static StepOutput output(NodeLink link, StepResponse r, long stepId) throws NodeFailure {
         if (!r.hasOutput()) {
-            throw new NodeFailure(link, "node " + link.address + " sent " + r.getKindCase() + " in a pipeline step", true);
+            throw new NodeFailure(link, "node " + link.address + " sent no step output (" + r.getKindCase() + ")", true);
         }
         StepOutput o = r.getOutput();
         if (!o.getError().isEmpty()) {
@@ -194,13 +193,8 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
         return sampling.sample(plan, logits, want);
     }
 
-    /** All-reduces done (tensor parallel); 0 for a pipeline. */
-    long reductions() {
-        return 0;
-    }
-
     public final ClusterStats stats() {
-        return cluster.stats(steps, tokens, reductions());
+        return cluster.stats(steps, tokens);
     }
 
     @Override

@@ -44,6 +44,8 @@ final class NodeCluster implements AutoCloseable {
     private volatile boolean closed;
     private final Heartbeat heartbeat;
     private long lastPing;
+    /** This cluster's id for its tensor-parallel group: a node refuses partials of any other. */
+    private final long group = new java.security.SecureRandom().nextLong();
 
     /**
      * @param base the load request every node gets, without its partition
@@ -79,7 +81,7 @@ final class NodeCluster implements AutoCloseable {
             boolean up = l.isUp();
             nodes.add(new ml.juno.coordinator.engine.Topology.Node(l.address.toString(), up, up ? "" : l.downReason(),
                     a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize(), l.bytesSent, l.bytesReceived, l.hops,
-                    l.hopNanos, l.computeNanos));
+                    l.hopNanos, l.computeNanos, l.reductions, l.reduceNanos, l.peerBytesSent));
         }
         return new ml.juno.coordinator.engine.Topology(config.parallelism().name().toLowerCase(java.util.Locale.ROOT),
                 config.wire().dtype().name(), config.wire().order().toString(), nodes);
@@ -112,7 +114,12 @@ final class NodeCluster implements AutoCloseable {
     /** Loads the node's shard (again) and opens its step stream. */
     private void connect(NodeLink link) throws NodeFailure {
         link.status(config.deadlines().call());
-        LoadShardRequest request = ProtoMapping.partition(base.toBuilder(), assignments.get(link.index)).build();
+        LoadShardRequest.Builder b = ProtoMapping.partition(base.toBuilder(), assignments.get(link.index));
+        if (assignments.get(link.index).isTensorParallel()) { // the ranks reduce with each other: tell them where they are
+            b.getTensorBuilder().addAllPeers(links.stream().map(l -> l.address.toString()).toList()).setGroup(group)
+                    .setReduceTimeoutMillis(reduceTimeout(config.deadlines().step()).toMillis());
+        }
+        LoadShardRequest request = b.build();
         var info = link.load(request, config.deadlines().load());
         link.openStream();
         link.markUp();
@@ -171,6 +178,14 @@ final class NodeCluster implements AutoCloseable {
             }
         }
         return new StepResult.Failure(e.getMessage());
+    }
+
+    /**
+     * How long a rank waits for a peer's partial: three quarters of the step deadline, so a rank whose peer stalls
+     * answers which peer it waited for before the coordinator's own deadline passes.
+     */
+    static java.time.Duration reduceTimeout(java.time.Duration step) {
+        return step.multipliedBy(3).dividedBy(4);
     }
 
     private void healthLoop() {
@@ -275,21 +290,26 @@ final class NodeCluster implements AutoCloseable {
                 : new BackendInfo(s.getBackend(), s.getIsa().isEmpty() ? "unknown" : s.getIsa());
     }
 
-    /** Traffic and time of every link, with the executor's own step, token and all-reduce counts. */
-    ClusterStats stats(long steps, long tokens, long reductions) {
+    /** Traffic and time of every link and of the ranks' own all-reduces, with the executor's step and token counts. */
+    ClusterStats stats(long steps, long tokens) {
         long sent = 0;
         long received = 0;
         long hops = 0;
         long hopNanos = 0;
         long compute = 0;
+        long reduceNanos = 0;
+        long peerBytes = 0;
         for (NodeLink l : links) {
             sent += l.bytesSent;
             received += l.bytesReceived;
             hops += l.hops;
             hopNanos += l.hopNanos;
             compute += l.computeNanos;
+            reduceNanos += l.reduceNanos;
+            peerBytes += l.peerBytesSent;
         }
-        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions);
+        long reductions = links.isEmpty() ? 0 : links.getFirst().reductions; // every rank does the same ones
+        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions, reduceNanos, peerBytes);
     }
 
     @Override

@@ -47,6 +47,9 @@ final class NodeLink implements AutoCloseable {
     volatile long hops;
     volatile long hopNanos;      // send to answer, summed
     volatile long computeNanos;  // what the node says it computed, summed
+    volatile long reductions;    // all-reduces the node did with its tensor-parallel peers
+    volatile long reduceNanos;   // time it spent in them, summed
+    volatile long peerBytesSent; // bytes of partials it sent to its peers (node to node, not through here)
 
     NodeLink(NodeAddress address, int index) {
         this(address, index, null);
@@ -198,6 +201,13 @@ final class NodeLink implements AutoCloseable {
             TRACE.tracef("hop %s (node %d): %.2f ms, of which the node computed %.2f ms; %d B sent, %d B received in all", address, index,
                     nanos / 1e6, nodeComputeNanos / 1e6, bytesSent, bytesReceived);
         }
+    }
+
+    /** What the node did with its tensor-parallel peers in one step. */
+    void recordReductions(long count, long nanos, long bytes) {
+        reductions += count;
+        reduceNanos += nanos;
+        peerBytesSent += bytes;
     }
 
     private static final org.jboss.logging.Logger TRACE = org.jboss.logging.Logger.getLogger(NodeLink.class);

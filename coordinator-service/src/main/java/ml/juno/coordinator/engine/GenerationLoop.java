@@ -135,7 +135,9 @@ public final class GenerationLoop implements AutoCloseable {
         long stepNanos = System.nanoTime() - t0;
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
-            result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step");
+            // (a step that failed already keeps its own reason too, which names the node)
+            result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step"
+                    + (result instanceof StepResult.Failure f ? " (" + f.message() + ")" : ""));
         }
         StepOutcome outcome;
         synchronized (lock) {

@@ -35,8 +35,12 @@ public record Topology(String mode, String dtype, String byteOrder, List<Node> n
      * @param calls         step calls it answered
      * @param callNanos     their time from send to answer, summed
      * @param computeNanos  the time it says it computed, summed
+     * @param reductions    all-reduces it did with its tensor-parallel peers
+     * @param reduceNanos   the time they took it, summed
+     * @param peerBytesSent bytes of partials it sent its peers, node to node
      */
     public record Node(String address, boolean up, String reason, int firstLayer, int endLayer, int tensorRank, int worldSize,
-                       long bytesSent, long bytesReceived, long calls, long callNanos, long computeNanos) {
+                       long bytesSent, long bytesReceived, long calls, long callNanos, long computeNanos, long reductions,
+                       long reduceNanos, long peerBytesSent) {
     }
 }

@@ -5,7 +5,6 @@ import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
-import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import ml.juno.engine.EngineInfo;
 import ml.juno.model.shard.ShardLoad;
@@ -16,6 +15,9 @@ import ml.juno.node.runtime.ShardHolder;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.NodeService;
 import ml.juno.node.v1.NodeStatus;
+import ml.juno.node.v1.PeerPartial;
+import ml.juno.node.v1.ReduceSummary;
+import ml.juno.node.runtime.RankReduce;
 import ml.juno.node.v1.ReleaseRequest;
 import ml.juno.node.v1.ReleaseResponse;
 import ml.juno.node.v1.ShardInfo;
@@ -36,9 +38,6 @@ public class NodeGrpcService implements NodeService {
 
     @ConfigProperty(name = "juno.node.id")
     String nodeId;
-
-    @ConfigProperty(name = "juno.node.reduce-timeout", defaultValue = "30s")
-    Duration reduceTimeout;
 
     @Inject
     ModelsDirectoryConfig models;
@@ -100,7 +99,32 @@ public class NodeGrpcService implements NodeService {
 
     @Override
     public Multi<StepResponse> step(Multi<StepRequest> requests) {
-        return StepStream.serve(shard, requests, reduceTimeout);
+        return StepStream.serve(shard, requests);
+    }
+
+    /** A peer rank's partials, one stream per peer; a partial this node cannot take ends the stream with the reason. */
+    @Override
+    public Uni<ReduceSummary> reduce(Multi<PeerPartial> partials) {
+        long[] from = {0, -1}; // group and rank of the stream's sender, once it sent something
+        return partials
+                .onItem().invoke(p -> {
+                    from[0] = p.getGroup();
+                    from[1] = p.getFromRank();
+                    shard.peerPartial(new RankReduce.Partial(p.getGroup(), p.getFromRank(), p.getStepId(), p.getIndex(),
+                            ProtoMapping.fromProto(p.getPartial())));
+                })
+                .onTermination().invoke((failure, cancelled) -> {
+                    if (from[1] >= 0) {
+                        shard.peerEnded(from[0], (int) from[1], "the stream from rank " + from[1] + " ended"
+                                + (failure != null ? ": " + Status.fromThrowable(failure).getCode() : cancelled ? " (cancelled)" : ""));
+                    }
+                })
+                .collect().with(java.util.stream.Collectors.counting())
+                .map(n -> ReduceSummary.newBuilder().setReceived(n).build())
+                .onFailure(IllegalArgumentException.class).transform(e -> {
+                    LOG.warnf("refused a peer's partials: %s", e.getMessage());
+                    return Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+                });
     }
 
     @Override

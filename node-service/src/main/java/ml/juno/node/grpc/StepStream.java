@@ -2,51 +2,39 @@ package ml.juno.node.grpc;
 
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.subscription.MultiEmitter;
-import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.wire.Activations;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.model.wire.ShardOutput;
-import ml.juno.node.runtime.Exchange;
 import ml.juno.node.runtime.ShardHolder;
-import ml.juno.node.v1.ReducePart;
-import ml.juno.node.v1.ReduceResult;
 import ml.juno.node.v1.StepOutput;
 import ml.juno.node.v1.StepRequest;
 import ml.juno.node.v1.StepResponse;
 
 /**
- * One coordinator's step stream. Batches go to the inference thread in arrival order, each answered by one output;
- * a tensor-parallel step sends its partial sums out on the same stream and waits for the coordinator's sums, which
- * arrive here as {@link ReduceResult}s (handed over through a queue, since the inference thread is blocked in the
- * step meanwhile). When the stream ends, a step waiting for a sum fails instead of hanging.
+ * One coordinator's step stream. Batches go to the inference thread in arrival order, each answered by one output. When
+ * the coordinator ends or cancels the stream, a tensor-parallel step still waiting for its peers' partials stops
+ * waiting ({@link #cancelled}) instead of holding the inference thread.
  */
-final class StepStream implements Exchange {
-    private static final ReduceResult CLOSED = ReduceResult.newBuilder().setIndex(-1).build();
-
+final class StepStream {
     private final ShardHolder shard;
     private final MultiEmitter<? super StepResponse> out;
-    private final Duration reduceTimeout;
-    private final BlockingQueue<ReduceResult> sums = new LinkedBlockingQueue<>();
+    private volatile boolean cancelled;
     private CompletableFuture<Void> last = CompletableFuture.completedFuture(null); // the newest batch's answer
 
-    private StepStream(ShardHolder shard, MultiEmitter<? super StepResponse> out, Duration reduceTimeout) {
+    private StepStream(ShardHolder shard, MultiEmitter<? super StepResponse> out) {
         this.shard = shard;
         this.out = out;
-        this.reduceTimeout = reduceTimeout;
     }
 
-    static Multi<StepResponse> serve(ShardHolder shard, Multi<StepRequest> requests, Duration reduceTimeout) {
+    static Multi<StepResponse> serve(ShardHolder shard, Multi<StepRequest> requests) {
         return Multi.createFrom().emitter(em -> {
-            StepStream s = new StepStream(shard, em, reduceTimeout);
+            StepStream s = new StepStream(shard, em);
             var subscription = requests.subscribe().with(s::onRequest, failure -> s.abort(), s::end);
             em.onTermination(() -> {
                 subscription.cancel();
-                s.sums.offer(CLOSED);
+                s.cancelled = true;
             });
         });
     }
@@ -54,7 +42,6 @@ final class StepStream implements Exchange {
     private void onRequest(StepRequest r) {
         switch (r.getKindCase()) {
             case BATCH -> last = batch(r.getBatch());
-            case REDUCED -> sums.offer(r.getReduced());
             case KIND_NOT_SET -> out.fail(new IllegalArgumentException("empty step request"));
         }
     }
@@ -70,52 +57,18 @@ final class StepStream implements Exchange {
             StepOutput error = ProtoMapping.toProto(ShardOutput.failed(wire.getStepId(), e.getMessage()));
             return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
         }
-        return shard.step(batch, activations, this)
+        return shard.step(batch, activations, () -> cancelled)
                 .thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(ProtoMapping.toProto(o)).build()));
     }
 
     /** The coordinator finished sending: answer what is in flight, then complete. */
     private void end() {
-        last.whenComplete((ignored, e) -> {
-            sums.offer(CLOSED);
-            out.complete();
-        });
+        last.whenComplete((ignored, e) -> out.complete());
     }
 
-    /** The coordinator's side failed or was cancelled: a step waiting for a sum fails at once. */
+    /** The coordinator's side failed or was cancelled: a step waiting for its peers stops at once. */
     private void abort() {
-        sums.offer(CLOSED);
+        cancelled = true;
         out.complete();
-    }
-
-    @Override
-    public void allReduce(long stepId, int index, float[] x, int rows, int width) {
-        Activations partial = Activations.encode(shard.codec(), x, 0, rows, width);
-        out.emit(StepResponse.newBuilder().setPartial(ReducePart.newBuilder().setStepId(stepId).setIndex(index)
-                .setPartial(ProtoMapping.toProto(partial))).build());
-        ReduceResult sum;
-        try {
-            sum = sums.poll(reduceTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for all-reduce " + index + " of step " + stepId);
-        }
-        if (sum == null) {
-            throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": no sum within " + reduceTimeout);
-        }
-        if (sum == CLOSED) {
-            sums.offer(CLOSED);
-            throw new IllegalStateException("step stream closed during all-reduce " + index + " of step " + stepId);
-        }
-        if (sum.getStepId() != stepId || sum.getIndex() != index) {
-            throw new IllegalStateException("expected the sum of all-reduce " + index + " of step " + stepId + ", got "
-                    + sum.getIndex() + " of step " + sum.getStepId());
-        }
-        Activations total = ProtoMapping.fromProto(sum.getSum());
-        if (!total.hasShape(rows, width)) {
-            throw new IllegalStateException("all-reduce sum of shape [" + total.rows() + ", " + total.cols() + "], expected ["
-                    + rows + ", " + width + "]");
-        }
-        total.decode(x, 0);
     }
 }

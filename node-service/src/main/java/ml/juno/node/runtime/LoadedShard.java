@@ -41,6 +41,7 @@ final class LoadedShard implements AutoCloseable {
     private final ActivationCodec codec;
     private final ActivationCodec logitCodec;
     private final StepAllReduce allReduce;
+    private final RankReduce ranks; // null: not tensor parallel
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
@@ -48,7 +49,7 @@ final class LoadedShard implements AutoCloseable {
     private int loraModules;
 
     private LoadedShard(GgufFile file, Model model, InferenceSession session, ShardAssignment assignment,
-                        ActivationCodec codec, StepAllReduce allReduce) {
+                        ActivationCodec codec, StepAllReduce allReduce, RankReduce ranks) {
         this.file = file;
         this.model = model;
         this.session = session;
@@ -56,14 +57,18 @@ final class LoadedShard implements AutoCloseable {
         this.codec = codec;
         this.logitCodec = ActivationCodec.of(ActivationDtype.FLOAT32, codec.order());
         this.allReduce = allReduce;
+        this.ranks = ranks;
         this.dim = model.config().dims().embedding();
         int layers = model.config().dims().layers();
         this.embeds = assignment.isTensorParallel() || assignment.layers().start() == 0;
         this.producesLogits = assignment.isTensorParallel() ? assignment.tensorRank() == 0 : assignment.layers().end() == layers;
     }
 
-    /** Maps the model and checks every tensor of the shard; any problem is an exception with the reason. */
-    static LoadedShard load(ShardLoad r, String nodeId) throws IOException {
+    /**
+     * Maps the model and checks every tensor of the shard; any problem is an exception with the reason. A tensor slice
+     * opens its links to its peers through {@code network}; their all-reduces wait at most {@code reduceTimeout}.
+     */
+    static LoadedShard load(ShardLoad r, String nodeId, RankReduce.Network network, java.time.Duration reduceTimeout) throws IOException {
         if (r.modelPath().isBlank()) {
             throw new IllegalArgumentException("model_path is required");
         }
@@ -74,6 +79,7 @@ final class LoadedShard implements AutoCloseable {
         GgufFile file = GgufFile.open(Path.of(r.modelPath()));
         Model model = null;
         InferenceSession session = null;
+        RankReduce ranks = null;
         try {
             int threads = r.threads() > 0 ? r.threads() : Runtime.getRuntime().availableProcessors();
             EngineOptions options = new EngineOptions(threads, r.contextLength(), r.kvType(), r.maxBatchTokens(), r.maxSequences());
@@ -81,6 +87,10 @@ final class LoadedShard implements AutoCloseable {
             ShardAssignment a = r.partition().assignment(layers);
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
+            ActivationCodec codec = ActivationCodec.of(r.dtype(), r.order());
+            if (r.partition() instanceof ShardLoad.Tensor t && t.worldSize() > 1) {
+                ranks = new RankReduce(t, codec, reduceTimeout); // refuses a slice without its peers' addresses
+            }
             model = TensorParallel.load(file, options, spec, allReduce);
             if (!r.loraPlay().isEmpty() || !r.loraModules().isEmpty()) {
                 List<LoraAdapters.Spec> play = new ArrayList<>();
@@ -100,7 +110,10 @@ final class LoadedShard implements AutoCloseable {
                 }
             }
             session = model.newPagedSession(new KvPaging(r.kvBlockSize(), r.kvBlocks()));
-            LoadedShard s = new LoadedShard(file, model, session, a, ActivationCodec.of(r.dtype(), r.order()), allReduce);
+            if (ranks != null) {
+                allReduce.connect(ranks.connect(network));
+            }
+            LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce, ranks);
             s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
@@ -109,6 +122,9 @@ final class LoadedShard implements AutoCloseable {
                     model.backend().isa(), (System.nanoTime() - t0) / 1_000_000);
             return s;
         } catch (RuntimeException | Error e) {
+            if (ranks != null) {
+                ranks.close();
+            }
             if (session != null) {
                 session.close();
             }
@@ -130,16 +146,19 @@ final class LoadedShard implements AutoCloseable {
      * @param activations the previous stage's {@code [rows, embedding]} hidden states, for a shard that does not embed
      *                    (null otherwise)
      */
-    ShardOutput step(StepBatch b, Activations activations, Exchange exchange) {
+    ShardOutput step(StepBatch b, Activations activations, java.util.function.BooleanSupplier cancelled) {
         long t0 = System.nanoTime();
         try {
-            allReduce.begin(b.stepId(), exchange);
+            allReduce.begin(b.stepId(), cancelled);
             return run(b, activations, t0);
         } catch (RuntimeException e) {
             return ShardOutput.failed(b.stepId(), String.valueOf(e.getMessage() != null ? e.getMessage() : e));
-        } finally {
-            allReduce.end();
         }
+    }
+
+    /** The peers' partials come in here (null: not tensor parallel). */
+    RankReduce ranks() {
+        return ranks;
     }
 
     private ShardOutput run(StepBatch b, Activations activations, long t0) {
@@ -176,7 +195,7 @@ final class LoadedShard implements AutoCloseable {
                     assignment.isTensorParallel() ? " slice " + assignment.tensorRank() + "/" + assignment.worldSize() : "", compute / 1e6,
                     allReduce.waitNanos() > 0 ? String.format(java.util.Locale.ROOT, " (+%.2f ms waiting for all-reduces)", allReduce.waitNanos() / 1e6) : ""));
         }
-        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute);
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, allReduce.count(), allReduce.waitNanos(), allReduce.bytesSent());
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */
@@ -197,6 +216,9 @@ final class LoadedShard implements AutoCloseable {
 
     @Override
     public void close() {
+        if (ranks != null) {
+            ranks.close();
+        }
         session.close();
         model.close();
         file.close();

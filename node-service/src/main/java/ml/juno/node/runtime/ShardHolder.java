@@ -37,6 +37,14 @@ public class ShardHolder {
     @ConfigProperty(name = "juno.node.id")
     String nodeId;
 
+    /** How long a tensor-parallel all-reduce waits for a peer's partial at most. */
+    @ConfigProperty(name = "juno.node.reduce-timeout", defaultValue = "30s")
+    java.time.Duration reduceTimeout;
+
+    /** The links a tensor slice opens to its peers (gRPC, with this node's certificate under mutual TLS). */
+    @jakarta.inject.Inject
+    RankReduce.Network peers;
+
     /** {@code juno node --lora-play}: adapters this node plays on every shard it loads, after the coordinator's. */
     @ConfigProperty(name = "juno.node.lora-play")
     java.util.Optional<List<String>> nodeLoraPlay;
@@ -67,7 +75,7 @@ public class ShardHolder {
             state.set(new State(ShardPhase.LOADING, "loading " + request.modelPath()));
             unload();
             try {
-                LoadedShard s = LoadedShard.load(withNodeAdapters(request, nodeLoraPlay.orElse(List.of())), nodeId);
+                LoadedShard s = LoadedShard.load(withNodeAdapters(request, nodeLoraPlay.orElse(List.of())), nodeId, peers, reduceTimeout);
                 shard = s;
                 state.set(new State(ShardPhase.READY, "serving " + s.info().describe()));
                 LOG.infof("loaded %s in %d ms; backend %s (%s)", s.info().describe(), s.info().loadMillis(),
@@ -104,15 +112,40 @@ public class ShardHolder {
      * Runs one batch on the inference thread; never completes exceptionally (errors are in the output).
      *
      * @param activations the previous stage's hidden states, for a shard that does not embed (null otherwise)
+     * @param cancelled   true once the coordinator gave up on the step (its stream ended): an all-reduce stops waiting
      */
-    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, Exchange exchange) {
+    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, java.util.function.BooleanSupplier cancelled) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
                 return ShardOutput.failed(batch.stepId(), "no shard loaded: " + state.get().message());
             }
-            return s.step(batch, activations, exchange);
+            return s.step(batch, activations, cancelled);
         }, inference);
+    }
+
+    /**
+     * A tensor-parallel peer's partial (a gRPC thread).
+     *
+     * @throws IllegalArgumentException this node serves no tensor slice, or not one of that partial's group
+     */
+    public void peerPartial(RankReduce.Partial p) {
+        LoadedShard s = shard;
+        RankReduce r = s == null ? null : s.ranks();
+        if (r == null) {
+            throw new IllegalArgumentException("partial of group " + p.group() + " from rank " + p.fromRank()
+                    + ", but this node serves no tensor-parallel slice (" + state.get().message() + ")");
+        }
+        r.receive(p);
+    }
+
+    /** The stream from a peer of group {@code group} ended (a gRPC thread): a wait for its partial fails now. */
+    public void peerEnded(long group, int rank, String why) {
+        LoadedShard s = shard;
+        RankReduce r = s == null ? null : s.ranks();
+        if (r != null && r.shard().group() == group) {
+            r.ended(rank, why);
+        }
     }
 
     /** Frees the KV of sequence slots (their block tables); the count of slots released. */

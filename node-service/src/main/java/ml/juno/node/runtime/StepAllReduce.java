@@ -1,27 +1,34 @@
 package ml.juno.node.runtime;
 
+import java.util.function.BooleanSupplier;
 import ml.juno.engine.model.block.AllReduce;
 
 /**
- * The engine's {@link AllReduce} hook for a tensor-parallel shard: numbers the reductions of the step in call order
- * (every rank calls them in the same order: attention output, then FFN output, per layer) and hands each to the
- * {@link Exchange} of the step stream that runs the step. Set per step by the inference thread.
+ * The engine's {@link AllReduce} hook for a shard: numbers the reductions of the step in call order (every rank calls
+ * them in the same order: attention output, then FFN output, per layer) and hands each to the shard's
+ * {@link RankReduce}, which sums it with the peers; counts the step's reductions, their time and the bytes sent. A
+ * pipeline shard has no {@link RankReduce} and never reduces. Set per step by the inference thread.
  */
 final class StepAllReduce implements AllReduce {
-    private Exchange exchange = Exchange.NONE;
+    private RankReduce ranks;
+    private BooleanSupplier cancelled = () -> false;
     private long stepId;
+    private long stepStart;
     private int index;
     private long waitNanos;
+    private long bytesSent;
 
-    void begin(long stepId, Exchange exchange) {
-        this.stepId = stepId;
-        this.exchange = exchange;
-        this.index = 0;
-        this.waitNanos = 0;
+    void connect(RankReduce ranks) {
+        this.ranks = ranks;
     }
 
-    void end() {
-        this.exchange = Exchange.NONE;
+    void begin(long stepId, BooleanSupplier cancelled) {
+        this.stepId = stepId;
+        this.cancelled = cancelled;
+        this.stepStart = System.nanoTime();
+        this.index = 0;
+        this.waitNanos = 0;
+        this.bytesSent = 0;
     }
 
     /** Reductions done in the current (or last) step. */
@@ -29,15 +36,23 @@ final class StepAllReduce implements AllReduce {
         return index;
     }
 
-    /** Time the current step spent in all-reduces (sending, waiting for the sum, decoding it). */
+    /** Time the current step spent in all-reduces (encoding, sending, waiting for the peers, summing). */
     long waitNanos() {
         return waitNanos;
     }
 
+    /** Bytes of partials the current step sent to the peers. */
+    long bytesSent() {
+        return bytesSent;
+    }
+
     @Override
     public void sum(float[] x, int rows, int width) {
+        if (ranks == null) {
+            throw new IllegalStateException("this shard has no tensor-parallel peers to reduce with");
+        }
         long t0 = System.nanoTime();
-        exchange.allReduce(stepId, index++, x, rows, width);
+        bytesSent += ranks.allReduce(stepId, index++, x, rows, width, stepStart, cancelled);
         waitNanos += System.nanoTime() - t0;
     }
 }

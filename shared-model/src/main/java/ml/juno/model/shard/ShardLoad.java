@@ -49,8 +49,29 @@ public record ShardLoad(String modelPath, Partition partition, ActivationDtype d
         }
     }
 
-    /** Slice {@code rank} of {@code worldSize} of every layer. */
-    public record Tensor(int rank, int worldSize) implements Partition {
+    /**
+     * Slice {@code rank} of {@code worldSize} of every layer, reduced with the other ranks of {@code group} directly.
+     *
+     * @param peers {@code host:port} of every rank in rank order ({@code peers.get(rank)} is this node), or empty for
+     *              a world of one
+     * @param group the coordinator's id of this group of ranks: partials that name another group are refused
+     * @param reduceTimeoutMillis how long an all-reduce waits for a peer's partial at most (0: the node's own setting);
+     *              the coordinator sets it below its step deadline, so a rank names the peer it waited for in time
+     */
+    public record Tensor(int rank, int worldSize, java.util.List<String> peers, long group, long reduceTimeoutMillis) implements Partition {
+        public Tensor {
+            peers = peers == null ? java.util.List.of() : java.util.List.copyOf(peers);
+        }
+
+        /** Why this slice cannot reduce with its peers (their addresses do not match the world size), or null. */
+        public String peersProblem() {
+            if (worldSize > 1 && peers.size() != worldSize) {
+                return "tensor rank " + rank + " of " + worldSize + " needs the addresses of all " + worldSize
+                        + " ranks (peers), got " + peers.size();
+            }
+            return null;
+        }
+
         @Override
         public ShardAssignment assignment(int modelLayers) {
             return new ShardAssignment(new LayerRange(0, modelLayers), rank, worldSize);

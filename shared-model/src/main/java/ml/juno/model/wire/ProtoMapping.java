@@ -76,7 +76,8 @@ public final class ProtoMapping {
 
     /** A shard's answer to one step, on the wire. */
     public static StepOutput toProto(ShardOutput o) {
-        StepOutput.Builder b = StepOutput.newBuilder().setStepId(o.stepId()).setComputeNanos(o.computeNanos());
+        StepOutput.Builder b = StepOutput.newBuilder().setStepId(o.stepId()).setComputeNanos(o.computeNanos())
+                .setReductions(o.reductions()).setReduceNanos(o.reduceNanos()).setPeerBytesSent(o.peerBytesSent());
         if (o.error() != null) {
             b.setError(o.error());
         }
@@ -225,7 +226,8 @@ public final class ProtoMapping {
     private static ShardLoad.Partition partition(LoadShardRequest r) {
         return switch (r.getPartitionCase()) {
             case PIPELINE -> new ShardLoad.Pipeline(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer());
-            case TENSOR -> new ShardLoad.Tensor(r.getTensor().getRank(), r.getTensor().getWorldSize());
+            case TENSOR -> new ShardLoad.Tensor(r.getTensor().getRank(), r.getTensor().getWorldSize(), r.getTensor().getPeersList(),
+                    r.getTensor().getGroup(), r.getTensor().getReduceTimeoutMillis());
             case PARTITION_NOT_SET -> new ShardLoad.Whole();
         };
     }

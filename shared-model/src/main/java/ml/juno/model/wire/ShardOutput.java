@@ -9,9 +9,13 @@ package ml.juno.model.wire;
  * @param activations  {@code [rows, embedding]} hidden states, or null
  * @param logits       {@code [rows that asked, vocab]} FLOAT32 logits, or null
  * @param error        why the step failed on this shard (then no tensors), or null
- * @param computeNanos time the shard spent on the step, waits for all-reduce sums excluded
+ * @param computeNanos time the shard spent on the step, all-reduces excluded
+ * @param reductions   all-reduces the shard did with its tensor-parallel peers in the step
+ * @param reduceNanos  time they took (encoding, sending, waiting for the peers' partials, summing)
+ * @param peerBytesSent bytes of partials the shard sent to its peers in the step
  */
-public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos) {
+public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
+                          int reductions, long reduceNanos, long peerBytesSent) {
     public ShardOutput {
         if (error != null && (activations != null || logits != null)) {
             throw new IllegalArgumentException("step " + stepId + ": a failed step carries no tensors");
@@ -23,6 +27,6 @@ public record ShardOutput(long stepId, Activations activations, Activations logi
 
     /** The step failed on this shard, and why. */
     public static ShardOutput failed(long stepId, String error) {
-        return new ShardOutput(stepId, null, null, error, 0);
+        return new ShardOutput(stepId, null, null, error, 0, 0, 0, 0);
     }
 }

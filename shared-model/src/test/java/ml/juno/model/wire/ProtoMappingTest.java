@@ -101,16 +101,17 @@ class ProtoMappingTest {
         assertEquals(a, ProtoMapping.fromProto(t));
         assertThrows(IllegalArgumentException.class, () -> new Activations(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN, 2, 3, new byte[11]));
 
-        var ok = ProtoMapping.toProto(new ShardOutput(9, null, a, null, 1234));
+        var ok = ProtoMapping.toProto(new ShardOutput(9, null, a, null, 1234, 44, 5678, 9000));
         assertEquals(9, ok.getStepId());
         assertEquals("", ok.getError());
         assertEquals(false, ok.hasActivations());
         assertEquals(t, ok.getLogits());
         assertEquals(1234, ok.getComputeNanos());
+        assertEquals(List.of(44L, 5678L, 9000L), List.of((long) ok.getReductions(), ok.getReduceNanos(), ok.getPeerBytesSent()));
         var failed = ProtoMapping.toProto(ShardOutput.failed(9, "broken"));
         assertEquals("broken", failed.getError());
         assertEquals(false, failed.hasLogits() || failed.hasActivations());
-        assertThrows(IllegalArgumentException.class, () -> new ShardOutput(9, a, null, "broken", 0));
+        assertThrows(IllegalArgumentException.class, () -> new ShardOutput(9, a, null, "broken", 0, 0, 0, 0));
     }
 
     @Test
@@ -123,17 +124,22 @@ class ProtoMappingTest {
 
     @Test
     void loadRequest_mapsToAShardLoad_andASummaryMapsBackToShardInfo() {
-        var wire = ProtoMapping.partition(LoadShardRequest.newBuilder(), ShardAssignment.tensor(5, 2).get(1))
+        var b = ProtoMapping.partition(LoadShardRequest.newBuilder(), ShardAssignment.tensor(5, 2).get(1));
+        b.getTensorBuilder().addPeers("10.0.0.1:9000").addPeers("10.0.0.2:9000").setGroup(77).setReduceTimeoutMillis(4000);
+        var wire = b
                 .setModelPath("/m.gguf").setActivationDtype(TensorDtype.TENSOR_DTYPE_INT8)
                 .setByteOrder(ml.juno.node.v1.ByteOrder.BYTE_ORDER_BIG_ENDIAN).setContextLength(64).setMaxSequences(2)
                 .setMaxBatchTokens(16).setKvBlockSize(16).setKvBlocks(8)
                 .setKvElement(ml.juno.node.v1.KvElement.KV_ELEMENT_F16).setThreads(3).build();
         ShardLoad l = ProtoMapping.fromProto(wire);
-        assertEquals(new ShardLoad("/m.gguf", new ShardLoad.Tensor(1, 2), ActivationDtype.INT8, ByteOrder.BIG_ENDIAN, 64, 2,
+        assertEquals(new ShardLoad("/m.gguf", new ShardLoad.Tensor(1, 2, List.of("10.0.0.1:9000", "10.0.0.2:9000"), 77, 4000), ActivationDtype.INT8, ByteOrder.BIG_ENDIAN, 64, 2,
                 16, 16, 8, ml.juno.engine.kv.KvType.F16, 3, java.util.List.of(), java.util.List.of()), l);
         assertEquals(ShardAssignment.tensor(5, 2).get(1), l.partition().assignment(5));
         assertThrows(IllegalArgumentException.class,
                 () -> ProtoMapping.fromProto(wire.toBuilder().setActivationDtype(TensorDtype.TENSOR_DTYPE_UNSPECIFIED).build()));
+        assertEquals(null, ((ShardLoad.Tensor) l.partition()).peersProblem());
+        var noPeers = ProtoMapping.fromProto(wire.toBuilder().setTensor(wire.getTensor().toBuilder().clearPeers()).build());
+        assertEquals("tensor rank 1 of 2 needs the addresses of all 2 ranks (peers), got 0", ((ShardLoad.Tensor) noPeers.partition()).peersProblem());
 
         var summary = new ShardSummary("n1", l.partition().assignment(5), 5, true, false, 64, 512, 100, 200, 300, 400,
                 "native", "avx2", 7);
