@@ -36,7 +36,9 @@ public record ChatCompletionRequest(
         @JsonProperty("top_k") @JsonAlias("x_juno_top_k") @Min(0) Integer topK,
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
-        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @JsonProperty("response_format") @Valid ResponseFormat responseFormat,
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar) implements SamplingFields {
 
     /** {@code max_completion_tokens} wins over the deprecated {@code max_tokens}; 0 = until the context is full. */
     public int tokenLimit() {
