@@ -58,6 +58,17 @@ class StructuredOutputApiTest {
     }
 
     @Test
+    void jsonSchema_sameSeedSameDocument() {
+        String body = chat(",\"seed\":77,\"temperature\":1,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                + "{\"name\":\"girl\",\"schema\":" + SCHEMA + "}}");
+        String a = given().contentType("application/json").body(body).post("/v1/chat/completions").then().statusCode(200)
+                .extract().path("choices[0].message.content");
+        String b = given().contentType("application/json").body(body).post("/v1/chat/completions").then().statusCode(200)
+                .extract().path("choices[0].message.content");
+        assertEquals(a, b);
+    }
+
+    @Test
     void jsonSchema_streamedDeltasJoinToAFittingDocument() throws Exception {
         String body = given().contentType("application/json").body(chat(",\"stream\":true,\"seed\":5,"
                 + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"girl\",\"schema\":" + SCHEMA + "}}"))
