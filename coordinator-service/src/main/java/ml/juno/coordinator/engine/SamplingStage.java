@@ -82,7 +82,7 @@ public final class SamplingStage {
             SamplerState state = row.sampler();
             try {
                 int token = sampler.sample(logits, offset, state);
-                logprobs[s] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs())
+                logprobs[s] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs(), state)
                         : SampledToken.NO_LOGPROBS;
                 tokens[s] = token;
                 failures[s] = "";

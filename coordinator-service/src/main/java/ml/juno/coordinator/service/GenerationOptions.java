@@ -1,22 +1,26 @@
 package ml.juno.coordinator.service;
 
 import java.util.List;
+import ml.juno.coordinator.grammar.Grammar;
 import ml.juno.coordinator.sampling.SamplingParams;
 
 /**
  * How to generate, once the prompt is known.
  *
- * @param maxTokens   generated tokens at most per choice; 0 = until the context is full
- * @param sampling    sampler settings; choice {@code i} draws with seed {@code sampling.seed() + i}
- * @param stopStrings the client's stop strings (the template's end-of-turn strings are added for chats)
- * @param n           choices of the one prompt (they share its prefix cache); >= 1
- * @param priority    lower runs first
- * @param logprobs    -1: none; else the chosen token's log-probability plus this many alternatives
+ * @param maxTokens      generated tokens at most per choice; 0 = until the context is full
+ * @param sampling       sampler settings; choice {@code i} draws with seed {@code sampling.seed() + i}
+ * @param stopStrings    the client's stop strings (the template's end-of-turn strings are added for chats)
+ * @param n              choices of the one prompt (they share its prefix cache); >= 1
+ * @param priority       lower runs first
+ * @param logprobs       -1: none; else the chosen token's log-probability plus this many alternatives
  * @param promptLogprobs the prompt's tokens are scored too (echo with logprobs; needs {@code logprobs >= 0}), for every
- *                    choice ({@link ml.juno.coordinator.engine.GenerationListener#onPromptLogprobs})
+ *                       choice ({@link ml.juno.coordinator.engine.GenerationListener#onPromptLogprobs})
+ * @param grammar        every choice's text must be a sentence of it (constrained decoding; {@code response_format},
+ *                       {@code grammar}); {@code null}: unconstrained. Bound to the model's vocabulary when the request
+ *                       starts.
  */
 public record GenerationOptions(int maxTokens, SamplingParams sampling, List<String> stopStrings, int n, int priority,
-                                int logprobs, boolean promptLogprobs) {
+                                int logprobs, boolean promptLogprobs, Grammar grammar) {
     public GenerationOptions {
         if (maxTokens < 0 || n < 1) {
             throw new IllegalArgumentException("maxTokens must be >= 0 and n >= 1");
@@ -27,14 +31,24 @@ public record GenerationOptions(int maxTokens, SamplingParams sampling, List<Str
         stopStrings = List.copyOf(stopStrings);
     }
 
-    /** Options that do not score the prompt. */
+    /** Options that do not score the prompt, unconstrained. */
     public GenerationOptions(int maxTokens, SamplingParams sampling, List<String> stopStrings, int n, int priority,
                              int logprobs) {
-        this(maxTokens, sampling, stopStrings, n, priority, logprobs, false);
+        this(maxTokens, sampling, stopStrings, n, priority, logprobs, false, null);
     }
 
     /** These options with {@code n} choices per prompt and {@code logprobs} alternatives. */
     public GenerationOptions with(int n, int logprobs) {
-        return new GenerationOptions(maxTokens, sampling, stopStrings, n, priority, logprobs, promptLogprobs);
+        return new GenerationOptions(maxTokens, sampling, stopStrings, n, priority, logprobs, promptLogprobs, grammar);
+    }
+
+    /** The same options, the prompt scored too (echo with logprobs). */
+    public GenerationOptions scoringThePrompt() {
+        return new GenerationOptions(maxTokens, sampling, stopStrings, n, priority, logprobs, true, grammar);
+    }
+
+    /** The same options, every choice constrained by {@code g} ({@code null}: unconstrained). */
+    public GenerationOptions withGrammar(Grammar g) {
+        return new GenerationOptions(maxTokens, sampling, stopStrings, n, priority, logprobs, promptLogprobs, g);
     }
 }

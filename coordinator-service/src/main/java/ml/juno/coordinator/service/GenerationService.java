@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Set;
 import ml.juno.coordinator.api.ApiGate;
 import ml.juno.coordinator.engine.GenerationListener;
+import ml.juno.coordinator.grammar.Grammar;
+import ml.juno.coordinator.grammar.GrammarConstraint;
+import ml.juno.coordinator.grammar.TokenTrie;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
@@ -78,6 +81,8 @@ public class GenerationService {
         String promptParam = prompts.getFirst() instanceof PromptInput.Chat ? "messages" : "prompt";
         int context = engine.info().contextLength();
         List<GenerationRequest> choices = new ArrayList<>(prompts.size() * options.n());
+        SamplingParams s = options.grammar() == null ? options.sampling()
+                : options.sampling().withGrammar(constraint(tokenizer, options.grammar()));
         for (PromptInput prompt : prompts) {
             int[] tokens = tokenize(served, prompt, promptParam, context);
             // Not a check (the scheduler makes the one check of length and vocabulary): without max_tokens a choice may
@@ -89,8 +94,7 @@ public class GenerationService {
             int maxTokens = asked == 0 ? room : asked > context ? asked : Math.min(asked, room);
             StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
             for (int i = 0; i < options.n(); i++) {
-                SamplingParams s = options.sampling();
-                SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
+                SamplingParams seeded = s.withSeed(s.seed() + i);
                 choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter(),
                         options.promptLogprobs()));
             }
@@ -110,6 +114,15 @@ public class GenerationService {
             throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
         }
         return request;
+    }
+
+    /**
+     * {@code grammar} bound to the tokenizer's vocabulary: the token trie is built on the first constrained request
+     * and kept with the tokenizer; the end-of-generation tokens are allowed where the grammar accepts.
+     */
+    public static GrammarConstraint constraint(Tokenizer tokenizer, Grammar grammar) {
+        TokenTrie trie = TokenTrie.cached(tokenizer, tokenizer.size(), id -> tokenizer.pieceBytes(id, false));
+        return new GrammarConstraint(grammar, trie, tokenizer.endOfGenerationIds());
     }
 
     /** The scheduler's refusal in the API's words, naming the request field at fault. */
@@ -199,7 +212,9 @@ public class GenerationService {
 
     private static List<String> stopStrings(InferenceEngine engine, PromptInput prompt, GenerationOptions options) {
         Set<String> stops = new LinkedHashSet<>(options.stopStrings());
-        if (prompt instanceof PromptInput.Chat) {
+        // a grammar decides where the text ends (end of generation only where it accepts): the template's end-of-turn
+        // strings could otherwise cut a sentence of it, say a JSON string that happens to contain one
+        if (prompt instanceof PromptInput.Chat && options.grammar() == null) {
             for (String s : engine.chatTemplate().stopStrings()) {
                 if (!s.isEmpty()) {
                     stops.add(s);

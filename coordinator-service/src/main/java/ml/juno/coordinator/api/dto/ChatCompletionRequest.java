@@ -58,7 +58,11 @@ public record ChatCompletionRequest(
         @Schema(description = "Juno extension (llama.cpp, vLLM): divide the logits of tokens seen in the last 64 tokens by this, in (0, 10]; 1 = off.")
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
         @Schema(description = "Juno extension (alias x_juno_priority): lower runs first under load; default 0.")
-        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @Schema(description = "{\"type\":\"text\"} (default), {\"type\":\"json_object\"} or {\"type\":\"json_schema\",\"json_schema\":{\"name\",\"schema\",\"strict\"}}: decoding is constrained so the answer parses (and validates against the schema).")
+        @JsonProperty("response_format") @Valid ResponseFormat responseFormat,
+        @Schema(description = "Juno extension (llama.cpp server): a GBNF grammar the answer must follow; not with response_format.")
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar) implements SamplingFields {
 
     /** {@code max_completion_tokens} wins over the deprecated {@code max_tokens}; 0 = until the context is full. */
     public int tokenLimit() {

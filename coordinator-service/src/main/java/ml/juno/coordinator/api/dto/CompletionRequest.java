@@ -59,7 +59,9 @@ public record CompletionRequest(
         @Schema(description = "Juno extension (llama.cpp, vLLM): divide the logits of tokens seen in the last 64 tokens by this, in (0, 10]; 1 = off.")
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
         @Schema(description = "Juno extension (alias x_juno_priority): lower runs first under load; default 0.")
-        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @Schema(description = "Juno extension (llama.cpp server): a GBNF grammar the completion must follow.")
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar) implements SamplingFields {
 
     public int tokenLimit() {
         return maxTokens != null ? maxTokens : Limits.DEFAULT_COMPLETION_TOKENS;

@@ -52,7 +52,7 @@ public final class RequestMapping {
             throw new InvalidRequestException("top_logprobs", "top_logprobs requires logprobs to be true");
         }
         int limit = r.maxCompletionTokens() != null || r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
-        return options(r, limit, r.logprobCount(), defaults);
+        return options(r, limit, r.logprobCount(), defaults).withGrammar(GrammarMapping.of(r.responseFormat(), r.grammar()));
     }
 
     public static GenerationOptions completionOptions(CompletionRequest r) {
@@ -74,10 +74,8 @@ public final class RequestMapping {
                     + r.generatedPerPrompt() + " choices is more than the " + Limits.MAX_CHOICES + " one request may generate");
         }
         int limit = r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
-        GenerationOptions o = options(r, limit, r.logprobCount(), defaults);
-        return r.echoes() && r.logprobCount() >= 0
-                ? new GenerationOptions(o.maxTokens(), o.sampling(), o.stopStrings(), o.n(), o.priority(), o.logprobs(), true)
-                : o;
+        GenerationOptions o = options(r, limit, r.logprobCount(), defaults).withGrammar(GrammarMapping.gbnf(r.grammar()));
+        return r.echoes() && r.logprobCount() >= 0 ? o.scoringThePrompt() : o;
     }
 
     private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs, RequestDefaults defaults) {
