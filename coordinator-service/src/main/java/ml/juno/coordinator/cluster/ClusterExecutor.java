@@ -143,6 +143,9 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
 
     @Override
     public final StepResult execute(StepPlan plan) {
+        if (plan.hiddenRowCount() > 0) { // the wire has no hidden states yet; the HTTP API refuses before this
+            return new StepResult.Failure("step " + plan.stepId() + ": embeddings are not served by a cluster yet");
+        }
         StepResult r = cluster.run(plan, this::run);
         if (r instanceof StepResult.Tokens) {
             steps++;

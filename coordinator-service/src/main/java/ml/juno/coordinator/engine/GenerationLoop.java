@@ -6,6 +6,7 @@ import java.util.function.Function;
 import ml.juno.coordinator.jfr.SchedulerStepEvent;
 import ml.juno.coordinator.jfr.TokenProducedEvent;
 import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.scheduler.EmbeddingRequest;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.SampledToken;
@@ -60,6 +61,23 @@ public final class GenerationLoop implements AutoCloseable {
     public SubmitResult submit(GenerationRequest request, TokenEvents events) {
         synchronized (lock) {
             SubmitResult result = scheduler.submit(request, events); // the choices of one request share their fair share
+            if (result instanceof SubmitResult.Accepted a) {
+                active.put(a.sequenceId(), new Active(events));
+                lock.notifyAll();
+            }
+            return result;
+        }
+    }
+
+    /**
+     * Queues an input to embed as a sequence of {@code group} (the inputs of one API request share it); its finish, with
+     * the vector, goes to {@code events} (no tokens).
+     *
+     * @throws IllegalArgumentException if the input can never run
+     */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, TokenEvents events) {
+        synchronized (lock) {
+            SubmitResult result = scheduler.submitEmbedding(request, group);
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();

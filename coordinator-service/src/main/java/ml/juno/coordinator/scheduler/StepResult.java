@@ -16,12 +16,43 @@ public sealed interface StepResult {
      * @param logprobs [rows] its log-probabilities, {@link SampledToken#NO_LOGPROBS} when the sequence did not ask
      * @param failures [rows] why sampling the row failed, "" when it did not
      * @param rows     number of rows
+     * @param hidden   the final hidden states of the plan's embedding rows ({@link Hidden#NONE} when it has none)
      */
-    record Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows) implements StepResult {
+    record Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows, Hidden hidden)
+            implements StepResult {
+        /** Tokens of a step without embedding rows. */
+        public Tokens(int[] tokenIds, TokenLogprobs[] logprobs, String[] failures, int rows) {
+            this(tokenIds, logprobs, failures, rows, Hidden.NONE);
+        }
+
         public Tokens {
             if (rows < 0 || rows > tokenIds.length || rows > logprobs.length || rows > failures.length) {
                 throw new IllegalArgumentException("token arrays of " + tokenIds.length + ", " + logprobs.length + " and "
                         + failures.length + " entries cannot hold " + rows + " rows");
+            }
+        }
+
+        /** The same tokens with the step's hidden states. */
+        public Tokens withHidden(Hidden h) {
+            return new Tokens(tokenIds, logprobs, failures, rows, h);
+        }
+    }
+
+    /**
+     * Final hidden states (after the output norm) of a step's embedding rows: entry k, {@code data[k·dim ..
+     * (k+1)·dim)}, is the k-th token with a hidden state wanted, in plan order. The engine may reuse the buffer for the
+     * next step once {@code update} has returned.
+     *
+     * @param data [rows][dim] row-major, possibly longer
+     * @param rows entries
+     * @param dim  floats per entry
+     */
+    record Hidden(float[] data, int rows, int dim) {
+        public static final Hidden NONE = new Hidden(new float[0], 0, 0);
+
+        public Hidden {
+            if (rows < 0 || dim < 0 || (long) rows * dim > data.length) {
+                throw new IllegalArgumentException(rows + " hidden rows of " + dim + " in " + data.length + " floats");
             }
         }
     }
