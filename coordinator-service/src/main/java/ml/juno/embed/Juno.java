@@ -244,13 +244,13 @@ public final class Juno implements AutoCloseable {
         if (pooling == Pooling.NONE) {
             throw new UnsupportedOperationException("the model declares pooling none: one vector per token, none per text");
         }
-        EmbeddingOutput out = engine.newEmbeddings();
         for (int i = 0; i < texts.size(); i++) {
-            String text = texts.get(i);
-            if (text.isEmpty()) {
-                out.cancel();
+            if (texts.get(i).isEmpty()) {
                 throw new IllegalArgumentException("text " + i + " is empty");
             }
+        }
+        EmbeddingOutput out = engine.newEmbeddings();
+        for (String text : texts) {
             if (out.submit(new EmbeddingRequest(engine.tokenizer().encode(text), pooling, 0)) instanceof SubmitResult.Rejected r) {
                 throw new IllegalStateException("the engine is busy: " + r.reason());
             }

@@ -299,7 +299,12 @@ public final class GenerationLoop implements AutoCloseable {
         for (Long id : active.keySet()) {
             FinishedSequence f;
             synchronized (lock) {
-                f = scheduler.finish(id, FinishReason.CANCELLED);
+                try {
+                    f = scheduler.finish(id, FinishReason.CANCELLED);
+                } catch (IllegalArgumentException alreadyEnded) {
+                    // cancelled while waiting just before the loop stopped: its finish was never delivered
+                    f = new FinishedSequence(id, FinishReason.CANCELLED, new ml.juno.coordinator.scheduler.Usage(0, 0, 0), "");
+                }
             }
             finish(f);
         }

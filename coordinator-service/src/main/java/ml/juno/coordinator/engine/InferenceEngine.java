@@ -144,19 +144,11 @@ public final class InferenceEngine implements AutoCloseable {
 
     /**
      * A new embeddings request: submit its inputs one by one ({@link EmbeddingOutput#submit}), then {@link
-     * EmbeddingOutput#await}. They run through the scheduler as prefill-only sequences, batched with everything else.
-     * Only an in-process engine serves them ({@link #servesEmbeddings()}).
+     * EmbeddingOutput#await}. They run through the scheduler as prefill-only sequences, batched with everything else,
+     * in process or on a cluster (the last pipeline stage or tensor rank 0 returns the rows' final hidden states).
      */
     public EmbeddingOutput newEmbeddings() {
         return new EmbeddingOutput(loop, () -> closed);
-    }
-
-    /**
-     * True when this engine's steps return final hidden states: in process. A cluster's wire carries no hidden states
-     * yet, so its steps would fail every embedding row.
-     */
-    public boolean servesEmbeddings() {
-        return executor instanceof LocalExecutor;
     }
 
     /** A request of one choice, without metrics; see {@link #submit(RequestOutput, List)}. */

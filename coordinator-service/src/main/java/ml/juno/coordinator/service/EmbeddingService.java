@@ -12,8 +12,8 @@ import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.engine.embedding.Pooling;
 
 /**
- * {@code /v1/embeddings} behind the HTTP edge: checks what the model and this server can give (an in-process engine, a
- * pooling that yields one vector, the requested size), tokenizes each input with the model's BOS rule, and submits the
+ * {@code /v1/embeddings} behind the HTTP edge: checks what the model can give (a pooling that yields one vector, the
+ * requested size), tokenizes each input with the model's BOS rule, and submits the
  * inputs as one request of prefill-only sequences that the scheduler batches with everything else. The scheduler's
  * refusals come back naming the input. Runs on a request thread.
  */
@@ -91,10 +91,6 @@ public class EmbeddingService {
 
     private static int[][] check(ServedModel served, List<PromptInput> inputs, Integer dimensions) {
         InferenceEngine engine = served.engine();
-        if (!engine.servesEmbeddings()) {
-            throw new NotSupportedException("Embeddings are served by a single-process engine (juno local) only; this "
-                    + "cluster's nodes do not return hidden states yet");
-        }
         if (dimensions != null && dimensions != engine.embeddingLength()) {
             throw new InvalidRequestException("dimensions", "This model's embeddings have " + engine.embeddingLength()
                     + " dimensions and cannot be shortened; dimensions " + dimensions + " is not supported");

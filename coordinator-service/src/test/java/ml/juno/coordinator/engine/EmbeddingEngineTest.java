@@ -55,7 +55,6 @@ class EmbeddingEngineTest {
         }
         // 4 slots, 64 tokens per step: 10 inputs queue, the long ones are split over several steps
         try (InferenceEngine e = EngineAssembly.open(InferenceEngineTest.config("stories260K.gguf", 4))) {
-            assertTrue(e.servesEmbeddings());
             assertEquals(Pooling.MEAN, e.pooling());
             EngineStats before = e.stats();
             EmbeddingOutput.Result r = embed(e, inputs, Pooling.MEAN);

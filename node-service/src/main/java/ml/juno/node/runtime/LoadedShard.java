@@ -12,6 +12,7 @@ import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
+import ml.juno.engine.model.HiddenRows;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -161,11 +162,16 @@ final class LoadedShard implements AutoCloseable {
         Logits logits = session.forward(producesLogits ? b : b.withoutLogits());
         Activations logitRows = null;
         Activations hidden = null;
+        Activations finalHidden = null;
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
             }
             logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
+            HiddenRows h = session.finalHidden();
+            if (h.count() > 0) {
+                finalHidden = Activations.encode(logitCodec, h.data(), 0, h.count(), h.dim());
+            }
         } else if (!assignment.isTensorParallel()) {
             hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
@@ -176,7 +182,7 @@ final class LoadedShard implements AutoCloseable {
                     assignment.isTensorParallel() ? " slice " + assignment.tensorRank() + "/" + assignment.worldSize() : "", compute / 1e6,
                     allReduce.waitNanos() > 0 ? String.format(java.util.Locale.ROOT, " (+%.2f ms waiting for all-reduces)", allReduce.waitNanos() / 1e6) : ""));
         }
-        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute);
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, finalHidden);
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */

@@ -10,10 +10,17 @@ package ml.juno.model.wire;
  * @param logits       {@code [rows that asked, vocab]} FLOAT32 logits, or null
  * @param error        why the step failed on this shard (then no tensors), or null
  * @param computeNanos time the shard spent on the step, waits for all-reduce sums excluded
+ * @param hidden       {@code [rows that asked, embedding]} FLOAT32 final hidden states (after the output norm), or null
  */
-public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos) {
+public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
+                          Activations hidden) {
+    /** An output without final hidden states. */
+    public ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos) {
+        this(stepId, activations, logits, error, computeNanos, null);
+    }
+
     public ShardOutput {
-        if (error != null && (activations != null || logits != null)) {
+        if (error != null && (activations != null || logits != null || hidden != null)) {
             throw new IllegalArgumentException("step " + stepId + ": a failed step carries no tensors");
         }
         if (activations != null && logits != null) {
