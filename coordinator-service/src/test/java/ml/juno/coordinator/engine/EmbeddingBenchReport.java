@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Embeddings per second through the scheduler, not in the suite (a report: run it on a quiet machine).
  * {@code ./mvnw -o -q -pl coordinator-service -am test -Dtest=EmbeddingBenchReport -Dsurefire.failIfNoSpecifiedTests=false
- * -Djuno.embed.model=/path/m.gguf -Djuno.embed.inputs=64 -Djuno.embed.tokens=16 -Djuno.embed.threads=2}: the inputs
- * submitted together (one request, batched by the scheduler) and one at a time, best of three rounds each after a
- * warm-up.
+ * -Djuno.embed.model=/path/m.gguf -Djuno.embed.inputs=64 -Djuno.embed.tokens=16 -Djuno.embed.threads=2 -Djuno.embed.rounds=3}: the inputs
+ * submitted together (one request, batched by the scheduler) and one at a time, best of {@code rounds} rounds each after
+ * a warm-up.
  */
 class EmbeddingBenchReport {
 
@@ -23,6 +23,7 @@ class EmbeddingBenchReport {
         int inputs = Integer.getInteger("juno.embed.inputs", 64);
         int tokens = Integer.getInteger("juno.embed.tokens", 16);
         int threads = Integer.getInteger("juno.embed.threads", 2);
+        int rounds = Integer.getInteger("juno.embed.rounds", 3);
         EngineConfig config = EngineConfig.defaults(model).withThreads(threads).withContextLength(512).withKvType(KvType.F16)
                 .withMaxSequences(64).withMaxBatchTokens(512).withMaxQueue(4096);
         List<int[]> data = new ArrayList<>();
@@ -35,11 +36,11 @@ class EmbeddingBenchReport {
                 }
                 data.add(t);
             }
-            run(e, data, true);
-            run(e, data, false);
+            System.out.printf("EMBED warm-up: batched %.1f/s%n", run(e, data, true));
+            System.out.printf("EMBED warm-up: one at a time %.1f/s%n", run(e, data, false));
             double batched = 0;
             double single = 0;
-            for (int r = 0; r < 3; r++) {
+            for (int r = 0; r < rounds; r++) {
                 batched = Math.max(batched, run(e, data, true));
                 single = Math.max(single, run(e, data, false));
             }
