@@ -19,7 +19,10 @@ import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.sampling.StopCondition;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.sampling.Truncation;
+import ml.juno.coordinator.engine.EmbeddingOutput;
+import ml.juno.coordinator.scheduler.EmbeddingRequest;
 import ml.juno.coordinator.scheduler.GenerationRequest;
+import ml.juno.engine.embedding.Pooling;
 import ml.juno.coordinator.scheduler.SubmitResult;
 import ml.juno.coordinator.scheduler.Usage;
 import ml.juno.coordinator.service.CollectedGeneration;
@@ -35,6 +38,7 @@ import ml.juno.coordinator.tokenizer.ChatTemplates;
  * try (Juno juno = Juno.local(Path.of("models/stories260K.gguf")).temperature(0).maxTokens(48).build()) {
  *     System.out.println(juno.chat("Tell me a story"));
  *     juno.stream("Once upon a time").subscribe(...); // pieces of text as they are generated
+ *     float[] v = juno.embed("Once upon a time");      // a unit vector of the model's hidden size
  * }
  * }</pre>
  *
@@ -221,6 +225,48 @@ public final class Juno implements AutoCloseable {
         if (r instanceof SubmitResult.Rejected rejected) {
             throw new IllegalStateException("the engine is busy: " + rejected.reason());
         }
+    }
+
+    /**
+     * The embedding of {@code text}: the model's final hidden states, pooled as its GGUF declares ({@code mean} when it
+     * declares nothing) and L2-normalised, as {@code POST /v1/embeddings} gives it (the same scheduler path).
+     */
+    public float[] embed(String text) {
+        return embed(List.of(text)).get(0);
+    }
+
+    /** The embeddings of {@code texts}, in order; they share the engine's steps (see {@link #embed(String)}). */
+    public List<float[]> embed(List<String> texts) {
+        if (texts.isEmpty()) {
+            throw new IllegalArgumentException("nothing to embed");
+        }
+        Pooling pooling = engine.pooling();
+        if (pooling == Pooling.NONE) {
+            throw new UnsupportedOperationException("the model declares pooling none: one vector per token, none per text");
+        }
+        for (int i = 0; i < texts.size(); i++) {
+            if (texts.get(i).isEmpty()) {
+                throw new IllegalArgumentException("text " + i + " is empty");
+            }
+        }
+        EmbeddingOutput out = engine.newEmbeddings();
+        for (String text : texts) {
+            if (out.submit(new EmbeddingRequest(engine.tokenizer().encode(text), pooling, 0)) instanceof SubmitResult.Rejected r) {
+                throw new IllegalStateException("the engine is busy: " + r.reason());
+            }
+        }
+        try {
+            return out.await().vectors();
+        } catch (InterruptedException e) {
+            out.cancel();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while embedding", e);
+        }
+    }
+
+    /** Floats per embedding: the model's hidden size. */
+    public int embeddingLength() {
+        return engine.embeddingLength();
     }
 
     /** Stops the engine and unmaps the model; generations in flight end with an error. */

@@ -13,7 +13,7 @@ import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** The embedding API on the bundled model: chat, stream (the same text in pieces), conversations, bad settings. */
+/** The embedding API on the bundled model: chat, stream (the same text in pieces), conversations, embed, bad settings. */
 class JunoEmbedTest {
     static final Path MODEL = Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf");
 
@@ -58,5 +58,24 @@ class JunoEmbedTest {
         }
         assertThrows(IllegalArgumentException.class, () -> Juno.local(MODEL).temperature(3).build());
         assertThrows(java.io.IOException.class, () -> Juno.local(Path.of("/no/such.gguf")).build());
+    }
+
+    @Test
+    void embed_givesUnitVectors_theSameAloneAndTogether_andTheEnginesOwnForTheSameTokens() throws Exception {
+        try (Juno juno = Juno.local(MODEL).threads(1).build()) {
+            float[] one = juno.embed("Once upon a time");
+            assertEquals(juno.embeddingLength(), one.length);
+            double ss = 0;
+            for (float x : one) {
+                ss += (double) x * x;
+            }
+            assertEquals(1.0, Math.sqrt(ss), 1e-5);
+            List<float[]> many = juno.embed(List.of("The little dog", "Once upon a time", "Tom ran"));
+            assertEquals(3, many.size());
+            org.junit.jupiter.api.Assertions.assertArrayEquals(one, many.get(1), 0f, "batched == alone");
+            assertFalse(java.util.Arrays.equals(many.get(0), many.get(2)));
+            assertThrows(IllegalArgumentException.class, () -> juno.embed(List.of("fine", "")));
+            assertThrows(IllegalArgumentException.class, () -> juno.embed(List.of()));
+        }
     }
 }

@@ -265,6 +265,7 @@ public class NativeApiResource {
             case UnknownModelException u -> error(404, "model_not_found", u.getMessage(), null);
             case EngineBusyException b -> error(429, "busy", b.getMessage(), Math.max(1, b.retryAfter().toMillis()));
             case EngineNotReadyException n -> error(503, "not_ready", n.getMessage(), 1000L);
+            case ml.juno.coordinator.service.NotSupportedException n -> error(501, "not_supported", n.getMessage(), null);
         };
     }
 

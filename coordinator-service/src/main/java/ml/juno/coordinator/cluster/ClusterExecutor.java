@@ -38,6 +38,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     private final SamplingStage sampling;
     private final int vocab;
     private float[] logits = new float[0];
+    private float[] hidden = new float[0]; // [rows][embedding] final hidden states of the last step's embedding rows
     private volatile long steps;
     private volatile long tokens;
     private volatile long prefill;
@@ -190,7 +191,22 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
         }
         ProtoMapping.decode(t, logits, 0);
         tokens += plan.totalTokens();
-        return sampling.sample(plan, logits, want);
+        StepResult.Tokens sampled = sampling.sample(plan, logits, want);
+        int hiddenRows = plan.hiddenRowCount();
+        if (hiddenRows == 0) {
+            return sampled;
+        }
+        Tensor h = o.getHidden();
+        if (!o.hasHidden() || ProtoMapping.rows(h) != hiddenRows || ProtoMapping.cols(h) <= 0) {
+            throw new NodeFailure(link, "node " + link.address + " answered final hidden states shaped " + h.getShapeList()
+                    + ", expected [" + hiddenRows + ", embedding] (a node of an older Juno?)", true);
+        }
+        int dim = ProtoMapping.cols(h);
+        if (hidden.length < hiddenRows * dim) {
+            hidden = new float[hiddenRows * dim];
+        }
+        ProtoMapping.decode(h, hidden, 0);
+        return sampled.withHidden(new StepResult.Hidden(hidden, hiddenRows, dim));
     }
 
     public final ClusterStats stats() {

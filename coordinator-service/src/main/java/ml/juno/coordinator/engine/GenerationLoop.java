@@ -6,6 +6,7 @@ import java.util.function.Function;
 import ml.juno.coordinator.jfr.SchedulerStepEvent;
 import ml.juno.coordinator.jfr.TokenProducedEvent;
 import ml.juno.coordinator.sampling.FinishReason;
+import ml.juno.coordinator.scheduler.EmbeddingRequest;
 import ml.juno.coordinator.scheduler.FinishedSequence;
 import ml.juno.coordinator.scheduler.GenerationRequest;
 import ml.juno.coordinator.scheduler.PromptScores;
@@ -61,6 +62,23 @@ public final class GenerationLoop implements AutoCloseable {
     public SubmitResult submit(GenerationRequest request, TokenEvents events) {
         synchronized (lock) {
             SubmitResult result = scheduler.submit(request, events); // the choices of one request share their fair share
+            if (result instanceof SubmitResult.Accepted a) {
+                active.put(a.sequenceId(), new Active(events));
+                lock.notifyAll();
+            }
+            return result;
+        }
+    }
+
+    /**
+     * Queues an input to embed as a sequence of {@code group} (the inputs of one API request share it); its finish, with
+     * the vector, goes to {@code events} (no tokens).
+     *
+     * @throws IllegalArgumentException if the input can never run
+     */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, TokenEvents events) {
+        synchronized (lock) {
+            SubmitResult result = scheduler.submitEmbedding(request, group);
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();
@@ -294,7 +312,12 @@ public final class GenerationLoop implements AutoCloseable {
         for (Long id : active.keySet()) {
             FinishedSequence f;
             synchronized (lock) {
-                f = scheduler.finish(id, FinishReason.CANCELLED);
+                try {
+                    f = scheduler.finish(id, FinishReason.CANCELLED);
+                } catch (IllegalArgumentException alreadyEnded) {
+                    // cancelled while waiting just before the loop stopped: its finish was never delivered
+                    f = new FinishedSequence(id, FinishReason.CANCELLED, new ml.juno.coordinator.scheduler.Usage(0, 0, 0), "");
+                }
             }
             finish(f);
         }

@@ -79,6 +79,20 @@ public final class InferenceEngine implements AutoCloseable {
         return info;
     }
 
+    /**
+     * How this model's embeddings are pooled: the file's {@code <arch>.pooling_type}, {@code mean} when absent.
+     *
+     * @throws IllegalArgumentException when the file declares a pooling Juno does not support (rank)
+     */
+    public ml.juno.engine.embedding.Pooling pooling() {
+        return ml.juno.engine.embedding.Pooling.of(file);
+    }
+
+    /** Floats per embedding: the model's hidden size ({@code <arch>.embedding_length}). */
+    public int embeddingLength() {
+        return file.metadata().getInt(info.architecture() + "." + ml.juno.engine.gguf.GgufKeys.EMBEDDING_LENGTH);
+    }
+
     /** The kernels computing this engine's steps: in process, or the nodes' (each distinct kind once). */
     public BackendInfo backend() {
         return executor.backend();
@@ -134,6 +148,15 @@ public final class InferenceEngine implements AutoCloseable {
             }
             return request.submit(choices, perPrompt);
         }
+    }
+
+    /**
+     * A new embeddings request: submit its inputs one by one ({@link EmbeddingOutput#submit}), then {@link
+     * EmbeddingOutput#await}. They run through the scheduler as prefill-only sequences, batched with everything else,
+     * in process or on a cluster (the last pipeline stage or tensor rank 0 returns the rows' final hidden states).
+     */
+    public EmbeddingOutput newEmbeddings() {
+        return new EmbeddingOutput(loop, () -> closed);
     }
 
     /** A request of one choice, without metrics; see {@link #submit(RequestOutput, List)}. */

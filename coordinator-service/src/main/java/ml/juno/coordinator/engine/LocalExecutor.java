@@ -4,6 +4,7 @@ import ml.juno.coordinator.scheduler.ScheduledRow;
 import ml.juno.coordinator.scheduler.StepPlan;
 import ml.juno.coordinator.scheduler.StepResult;
 import ml.juno.coordinator.scheduler.TokenChunk;
+import ml.juno.engine.model.HiddenRows;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.step.StepBatch;
@@ -128,6 +129,16 @@ public final class LocalExecutor implements ManagedExecutor {
         prefillTokens += prefill;
         decodeTokens += decode;
         steps++;
-        return sampling.sample(plan, logits.data(), logitRows);
+        StepResult.Tokens tokensOut = sampling.sample(plan, logits.data(), logitRows);
+        int hiddenRows = plan.hiddenRowCount();
+        if (hiddenRows == 0) {
+            return tokensOut;
+        }
+        HiddenRows h = session.finalHidden();
+        if (h.count() != hiddenRows) {
+            return new StepResult.Failure("step " + plan.stepId() + ": engine returned " + h.count()
+                    + " hidden states for " + hiddenRows + " requested");
+        }
+        return tokensOut.withHidden(new StepResult.Hidden(h.data(), h.count(), h.dim()));
     }
 }

@@ -160,6 +160,22 @@ public final class KvCacheManager {
     }
 
     /**
+     * Starts a sequence that must compute every token (an embedding): no prefix is looked up, blocks are allocated for
+     * up to {@code maxNewTokens} of its {@code length} tokens. All or nothing.
+     *
+     * @return 0, or -1 when there are not enough blocks (nothing is changed then)
+     */
+    public int admitUncached(BlockTable table, int length, int maxNewTokens) {
+        if (table.blockCount() != 0) {
+            throw new IllegalStateException("admit needs an empty block table, got " + table);
+        }
+        if (length < 1 || maxNewTokens < 1) {
+            throw new IllegalArgumentException("length " + length + " and maxNewTokens " + maxNewTokens + " must be >= 1");
+        }
+        return allocateSlots(table, Math.min(length, maxNewTokens)) ? 0 : -1;
+    }
+
+    /**
      * Makes {@code table} cover positions {@code [0, totalTokens)}, taking free blocks first and evicting
      * cached ones when none is free. All or nothing.
      *

@@ -131,6 +131,41 @@ public final class Scheduler {
     }
 
     /**
+     * Queues an input to embed as one sequence of {@code group} (null: a group of its own): prefill only, its final
+     * hidden states pooled as they arrive, finished with its vector ({@link FinishedSequence#embedding()}) when the last
+     * token is computed. Checked as generation is: tokens within the vocabulary, the input within the context.
+     *
+     * @throws RequestLimitException if the input can never run
+     */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group) {
+        int[] prompt = request.promptTokens();
+        for (int i = 0; i < prompt.length; i++) {
+            if (prompt[i] < 0 || prompt[i] >= vocab) {
+                throw new RequestLimitException(RequestLimitException.Part.PROMPT_TOKEN, prompt[i], vocab,
+                        "input token " + prompt[i] + " at " + i + " outside the vocabulary of " + vocab);
+            }
+        }
+        if (prompt.length > config.maxSequenceLength()) {
+            throw new RequestLimitException(RequestLimitException.Part.PROMPT_LENGTH, prompt.length,
+                    config.maxSequenceLength(), "input of " + prompt.length + " tokens exceeds the context length "
+                    + config.maxSequenceLength());
+        }
+        if (waiting.size() >= config.maxWaiting()) {
+            return new SubmitResult.Rejected(retryAfter(), "queue full: " + waiting.size() + " requests waiting");
+        }
+        GenerationRequest shape = new GenerationRequest(prompt, ml.juno.coordinator.sampling.SamplingParams.greedy(),
+                ml.juno.coordinator.sampling.StopCondition.of(1), request.priority(), -1);
+        Sequence seq = new Sequence(nextId++, arrivals++, shape, new SamplerState(shape.sampling(), vocab, -1));
+        seq.pooling = request.pooling();
+        if (group != null) {
+            seq.group = group;
+        }
+        waiting.add(seq);
+        byId.put(seq.id, seq);
+        return new SubmitResult.Accepted(seq.id);
+    }
+
+    /**
      * What a rejected client is told to wait: the configured time for each batch's worth of sequences ahead of it (the
      * queue is full, so about {@code maxWaiting / maxRunning} batches), at most 60 s, so that clients that retry at
      * once back off as the queue grows.
@@ -241,7 +276,8 @@ public final class Scheduler {
         // 3. admit waiting sequences
         while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
             Sequence seq = nextWaiting();
-            int cached = kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter(),
+            int cached = seq.isEmbedding() ? kv.admitUncached(seq.blocks, seq.length, budget)
+                    : kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter(),
                     seq.scoresPrompt() ? seq.scoredUpTo : Integer.MAX_VALUE);
             if (cached < 0) {
                 break; // the best waiting sequence does not fit; nobody overtakes it
@@ -280,6 +316,8 @@ public final class Scheduler {
             case StepResult.Failure f -> f.message();
             case StepResult.Tokens t when t.rows() != plan.sampledRowCount() ->
                     "engine returned " + t.rows() + " sampled rows for " + plan.sampledRowCount() + " requested";
+            case StepResult.Tokens t when t.hidden().rows() != plan.hiddenRowCount() ->
+                    "engine returned " + t.hidden().rows() + " hidden states for " + plan.hiddenRowCount() + " requested";
             case StepResult.Tokens t -> null;
         };
         if (failure != null) {
@@ -294,9 +332,12 @@ public final class Scheduler {
         StepResult.Tokens sampled = (StepResult.Tokens) result;
         List<PromptScores> scores = List.of();
         int sampledRow = 0;
+        int hiddenRow = 0;
         for (int r = 0; r < plan.rows().size(); r++) {
             ScheduledRow row = plan.rows().get(r);
             int k = row.needsLogits() ? sampledRow++ : -1;
+            int firstHidden = hiddenRow;
+            hiddenRow += row.chunk().hiddenCount();
             Sequence seq = live(row.sequenceId());
             if (seq == null || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
                 continue; // finished, cancelled or preempted since the plan was made
@@ -315,6 +356,10 @@ public final class Scheduler {
                 }
             }
             seq.numComputed += row.tokenCount();
+            if (seq.isEmbedding()) {
+                pool(seq, row.chunk(), sampled.hidden(), firstHidden, finished);
+                continue;
+            }
             kv.commit(seq.blocks, seq.tokens(), seq.numComputed, seq.request.adapter());
             if (!row.needsLogits()) {
                 continue;
@@ -345,6 +390,29 @@ public final class Scheduler {
         }
         seq.scoredUpTo = Math.max(seq.scoredUpTo, chunk.startPosition() + m);
         return new PromptScores(seq.id, chunk.startPosition() + from + 1, fresh);
+    }
+
+    /** An embedding's rows of this step into its pool; finished with its vector after the last token. */
+    private void pool(Sequence seq, TokenChunk chunk, StepResult.Hidden hidden, int first,
+                      List<FinishedSequence> finished) {
+        try {
+            if (chunk.hiddenCount() > 0) {
+                if (seq.pool == null) {
+                    seq.pool = new ml.juno.engine.embedding.EmbeddingPool(seq.pooling, seq.length, hidden.dim());
+                }
+                for (int i = chunk.hiddenFrom(); i < chunk.hiddenTo(); i++) {
+                    seq.pool.add(hidden.data(), (first + i - chunk.hiddenFrom()) * hidden.dim(), chunk.position(i));
+                }
+            }
+            if (seq.numComputed == seq.length) {
+                if (seq.pool == null) {
+                    throw new IllegalStateException("no hidden state arrived for " + seq.pooling + " pooling");
+                }
+                finished.add(release(seq, FinishReason.STOP, "", seq.pool.vector()));
+            }
+        } catch (RuntimeException e) {
+            finished.add(release(seq, FinishReason.ERROR, "pooling failed: " + e.getMessage()));
+        }
     }
 
     private void accept(Sequence seq, int token, TokenLogprobs lp,
@@ -406,6 +474,19 @@ public final class Scheduler {
         seq.scheduledStep = step;
         int start = seq.numComputed;
         int[] chunkTokens = Arrays.copyOfRange(seq.tokens(), start, start + count);
+        if (seq.isEmbedding()) {
+            int from = 0;
+            while (from < count && !seq.pooling.uses(start + from, seq.length)) {
+                from++;
+            }
+            int to = from;
+            while (to < count && seq.pooling.uses(start + to, seq.length)) {
+                to++;
+            }
+            int[] blocks = Arrays.copyOf(seq.blocks.toArray(), kv.blocksFor(start + count));
+            return new ScheduledRow(seq.id, seq.slot, new TokenChunk(start, chunkTokens, false, from, to),
+                    new KvPlacement(kv.blockSize(), blocks), seq.sampler, 0);
+        }
         boolean needsLogits = start + count == seq.length;
         if (needsLogits && seq.generated < seq.request.stop().minTokens()) {
             seq.sampler.suppress(seq.stopIds); // no end of generation before min tokens
@@ -504,6 +585,7 @@ public final class Scheduler {
         freeSlots[freeSlotCount++] = seq.slot;
         seq.slot = -1;
         seq.numComputed = 0;
+        seq.pool = null; // an embedding pools again from position 0
         seq.state = Sequence.State.WAITING;
         waiting.add(seq);
         preemptions++;
@@ -520,6 +602,10 @@ public final class Scheduler {
 
     /** Removes a sequence for good and frees what it holds. */
     private FinishedSequence release(Sequence seq, FinishReason reason, String message) {
+        return release(seq, reason, message, new float[0]);
+    }
+
+    private FinishedSequence release(Sequence seq, FinishReason reason, String message, float[] embedding) {
         if (seq.state == Sequence.State.RUNNING) {
             running.remove(seq);
             countRunning(seq.group, -1);
@@ -529,6 +615,6 @@ public final class Scheduler {
         kv.free(seq.blocks);
         seq.state = Sequence.State.FINISHED;
         byId.remove(seq.id);
-        return new FinishedSequence(seq.id, reason, seq.usage(), message);
+        return new FinishedSequence(seq.id, reason, seq.usage(), message, embedding);
     }
 }

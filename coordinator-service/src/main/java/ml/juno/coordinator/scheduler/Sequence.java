@@ -26,6 +26,8 @@ final class Sequence {
     int slot = -1;
     long scheduledStep = -1;
     FinishReason cancelled;       // null while live; else how its cancel ends it
+    ml.juno.engine.embedding.Pooling pooling;     // an embedding's pooling; null for generation
+    ml.juno.engine.embedding.EmbeddingPool pool;  // its rows so far (made at the first hidden row; null after a preemption)
     State state = State.WAITING;
 
     Sequence(long id, long arrival, GenerationRequest request, SamplerState sampler) {
@@ -53,6 +55,10 @@ final class Sequence {
 
     int priority() {
         return request.priority();
+    }
+
+    boolean isEmbedding() {
+        return pooling != null;
     }
 
     /** Prefill done: only the last sampled token is left to compute. */

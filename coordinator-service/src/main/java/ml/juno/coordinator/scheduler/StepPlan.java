@@ -42,7 +42,9 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
         int[] tokens = new int[n];
         boolean[] logits = new boolean[n];
         int[] adapters = new int[n];
+        boolean[] hidden = new boolean[n];
         boolean anyAdapter = false;
+        boolean anyHidden = false;
         List<SlotBlocks> tables = new ArrayList<>(rows.size());
         int k = 0;
         for (ScheduledRow r : rows) {
@@ -55,12 +57,23 @@ public record StepPlan(long stepId, List<ScheduledRow> rows) {
                 logits[k] = i < c.scored().length || (c.needsLogits() && i == ids.length - 1);
                 adapters[k] = r.adapter();
                 anyAdapter |= r.adapter() != 0;
+                hidden[k] = c.needsHidden(i);
+                anyHidden |= hidden[k];
             }
             tables.add(new SlotBlocks(r.slot(), r.kv().blockTable()));
         }
-        StepRows stepRows = anyAdapter ? new StepRows(slots, positions, tokens, logits, adapters)
-                : new StepRows(slots, positions, tokens, logits);
+        StepRows stepRows = new StepRows(slots, positions, tokens, logits, anyAdapter ? adapters : new int[0],
+                anyHidden ? hidden : new boolean[0]);
         return new StepBatch(stepId, stepRows, tables);
+    }
+
+    /** Tokens whose final hidden states the engine must return (embedding rows), all rows together. */
+    public int hiddenRowCount() {
+        int n = 0;
+        for (ScheduledRow r : rows) {
+            n += r.chunk().hiddenCount();
+        }
+        return n;
     }
 
     /** Logit rows the engine must compute: the sampling rows and every scored prompt token, in token order. */

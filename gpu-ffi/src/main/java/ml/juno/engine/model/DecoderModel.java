@@ -52,6 +52,12 @@ public interface DecoderModel {
     void head(Backend backend, float[] hidden, int count, float[] logits);
 
     /**
+     * The final norm alone, in place, for {@code count} rows packed in {@code hidden} ({@code [count][embedding]}): the
+     * hidden states embeddings are pooled from, exactly what {@link #head} projects. Last shard only.
+     */
+    void outputNorm(Backend backend, float[] hidden, int count);
+
+    /**
      * Sets the LoRA deltas of this shard's layers ({@code perLayer[i]} for its {@code i}-th layer, {@code null} = none;
      * an empty array removes them all), after checking every shape. Call it between steps, on the inference thread.
      */

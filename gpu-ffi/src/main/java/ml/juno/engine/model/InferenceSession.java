@@ -26,6 +26,7 @@ public final class InferenceSession implements AutoCloseable {
     private final ForwardState state;
     private final Logits logits;
     private final float[] hidden;
+    private final HiddenRows finalHidden;
     private final int dim;
     private final int vocab;
     private final int slots;
@@ -52,6 +53,7 @@ public final class InferenceSession implements AutoCloseable {
         this.state = new ForwardState(o.maxBatch(), decoder.bufferSizes(), decoder.routing());
         this.logits = new Logits(vocab, o.maxBatch());
         this.hidden = new float[o.maxBatch() * dim];
+        this.finalHidden = new HiddenRows(dim, o.maxBatch());
     }
 
     public int contextLength() {
@@ -101,11 +103,21 @@ public final class InferenceSession implements AutoCloseable {
     }
 
     /**
+     * The final hidden states (after the output norm) of the rows the last {@link #forward} asked for with {@code
+     * needsHidden}; empty after a step that asked for none, or on a shard without the output head. Overwritten by the
+     * next step.
+     */
+    public HiddenRows finalHidden() {
+        return finalHidden;
+    }
+
+    /**
      * One forward step: the block tables of {@code step} are set (paged sessions), then every row runs. Rows are checked
      * first (slot, position within the context and covered by its block table, token within the vocabulary on a shard
      * that embeds, batch size); nothing is computed when one is wrong. A shard that does not embed takes its rows'
      * input from {@link #hiddenStates()} and ignores token ids. Returns the logits of the rows that asked for them, or
-     * {@code null} on a shard without the output head. Emits a {@code juno.ForwardPass} JFR event while a recording
+     * {@code null} on a shard without the output head; the rows that asked for their final hidden state find it in
+     * {@link #finalHidden()} (the output projection runs only for rows that want logits). Emits a {@code juno.ForwardPass} JFR event while a recording
      * has it enabled.
      */
     public Logits forward(StepBatch step) {
@@ -159,9 +171,23 @@ public final class InferenceSession implements AutoCloseable {
             state.tokens[i] = embeds ? tokenOf[i] : 0;
             state.adapter[i] = batch.adapter(i);
         }
+        finalHidden.clear();
         decoder.forwardLayers(backend, state, n, cache);
         if (!decoder.shard().isLast(model.config().dims().layers())) {
+            if (batch.hiddenRows() > 0) {
+                throw new IllegalStateException("final hidden states asked of a shard without the output norm (layers "
+                        + decoder.shard().firstLayer() + ".." + decoder.shard().endLayer() + ")");
+            }
             return null;
+        }
+        if (batch.hiddenRows() > 0) {
+            float[] out = finalHidden.data();
+            for (int i = 0; i < n; i++) {
+                if (batch.needsHidden(i)) {
+                    System.arraycopy(state.x, i * dim, out, finalHidden.add(i), dim);
+                }
+            }
+            decoder.outputNorm(backend, out, finalHidden.count());
         }
         int count = 0;
         for (int i = 0; i < n; i++) {

@@ -199,6 +199,14 @@ public final class TransformerDecoder implements DecoderModel {
     }
 
     @Override
+    public void outputNorm(Backend backend, float[] hidden, int count) {
+        if (head.norm() == null) {
+            throw new IllegalStateException("this shard (layers " + shard.firstLayer() + ".." + shard.endLayer() + ") has no output norm");
+        }
+        head.norm().apply(backend, hidden, hidden, count);
+    }
+
+    @Override
     public void head(Backend backend, float[] hidden, int count, float[] logits) {
         if (head.output() == null) {
             throw new IllegalStateException("this shard (layers " + shard.firstLayer() + ".." + shard.endLayer() + ") has no output head");

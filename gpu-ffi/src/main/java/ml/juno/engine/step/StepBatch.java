@@ -47,7 +47,9 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
         private final int[] tokens;
         private final boolean[] logits;
         private final int[] adapters;
+        private final boolean[] hidden;
         private boolean anyAdapter;
+        private boolean anyHidden;
         private int size;
 
         public Builder(int capacity) {
@@ -59,6 +61,7 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
             tokens = new int[capacity];
             logits = new boolean[capacity];
             adapters = new int[capacity];
+            hidden = new boolean[capacity];
         }
 
         public int capacity() {
@@ -87,8 +90,25 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
             tokens[size] = token;
             logits[size] = wantsLogits;
             adapters[size] = adapter;
+            hidden[size] = false;
             anyAdapter |= adapter != 0;
             return size++;
+        }
+
+        /** Asks for the final hidden state of row {@code row} (already appended). */
+        public void wantHidden(int row) {
+            if (row < 0 || row >= size) {
+                throw new IllegalArgumentException("row " + row + " outside the " + size + " rows so far");
+            }
+            hidden[row] = true;
+            anyHidden = true;
+        }
+
+        /** Appends {@code promptTokens[from..to)} at positions {@code start..}, each row asking for its final hidden state. */
+        public void addHiddenPrompt(int slot, int start, int[] promptTokens, int from, int to) {
+            for (int i = from; i < to; i++) {
+                wantHidden(add(slot, start + (i - from), promptTokens[i], false));
+            }
         }
 
         /** Appends {@code promptTokens[from..to)} of one sequence at positions {@code start..}; logits for the last row only if asked. */
@@ -101,13 +121,15 @@ public record StepBatch(long stepId, StepRows rows, List<SlotBlocks> blockTables
         public void clear() {
             size = 0;
             anyAdapter = false;
+            anyHidden = false;
         }
 
         /** The rows so far as step 0 without block tables (a flat session, or tables already set on the session). */
         public StepBatch build() {
             return new StepBatch(0, new StepRows(Arrays.copyOf(slots, size), Arrays.copyOf(positions, size),
                     Arrays.copyOf(tokens, size), Arrays.copyOf(logits, size),
-                    anyAdapter ? Arrays.copyOf(adapters, size) : new int[0]), List.of());
+                    anyAdapter ? Arrays.copyOf(adapters, size) : new int[0],
+                    anyHidden ? Arrays.copyOf(hidden, size) : new boolean[0]), List.of());
         }
     }
 }

@@ -12,6 +12,7 @@ import ml.juno.engine.kv.KvPaging;
 import ml.juno.engine.model.Architectures;
 import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
+import ml.juno.engine.model.HiddenRows;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
@@ -180,11 +181,16 @@ final class LoadedShard implements AutoCloseable {
         Logits logits = session.forward(producesLogits ? b : b.withoutLogits());
         Activations logitRows = null;
         Activations hidden = null;
+        Activations finalHidden = null;
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
             }
             logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
+            HiddenRows h = session.finalHidden();
+            if (h.count() > 0) {
+                finalHidden = Activations.encode(logitCodec, h.data(), 0, h.count(), h.dim());
+            }
         } else if (!assignment.isTensorParallel()) {
             hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
@@ -195,7 +201,8 @@ final class LoadedShard implements AutoCloseable {
                     assignment.isTensorParallel() ? " slice " + assignment.tensorRank() + "/" + assignment.worldSize() : "", compute / 1e6,
                     allReduce.waitNanos() > 0 ? String.format(java.util.Locale.ROOT, " (+%.2f ms waiting for all-reduces)", allReduce.waitNanos() / 1e6) : ""));
         }
-        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, allReduce.count(), allReduce.waitNanos(), allReduce.bytesSent());
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, allReduce.count(), allReduce.waitNanos(), allReduce.bytesSent(),
+                finalHidden);
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */

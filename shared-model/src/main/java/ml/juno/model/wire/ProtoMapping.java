@@ -87,6 +87,9 @@ public final class ProtoMapping {
         if (o.logits() != null) {
             b.setLogits(toProto(o.logits()));
         }
+        if (o.hidden() != null) {
+            b.setHidden(toProto(o.hidden()));
+        }
         return b.build();
     }
 
@@ -155,6 +158,11 @@ public final class ProtoMapping {
                 p.addAdapters(r.adapter(i));
             }
         }
+        if (r.hiddenRows() > 0) {
+            for (int i = 0; i < r.count(); i++) {
+                p.addNeedsHidden(r.needsHidden(i));
+            }
+        }
         for (SlotBlocks t : b.blockTables()) {
             BlockTable.Builder bt = BlockTable.newBuilder().setSlot(t.slot());
             for (int blk : t.blocks()) {
@@ -204,7 +212,11 @@ public final class ProtoMapping {
                     throw new IllegalArgumentException("row " + i + ": negative adapter id " + adapters[i]);
                 }
             }
-            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits, adapters), tables);
+            boolean[] hidden = new boolean[p.getNeedsHiddenCount()];
+            for (int i = 0; i < hidden.length; i++) {
+                hidden[i] = p.getNeedsHidden(i);
+            }
+            return new StepBatch(p.getStepId(), new StepRows(slots, positions, tokens, logits, adapters, hidden), tables);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("step " + p.getStepId() + ": " + e.getMessage(), e);
         }

@@ -13,11 +13,18 @@ package ml.juno.model.wire;
  * @param reductions   all-reduces the shard did with its tensor-parallel peers in the step
  * @param reduceNanos  time they took (encoding, sending, waiting for the peers' partials, summing)
  * @param peerBytesSent bytes of partials the shard sent to its peers in the step
+ * @param hidden       {@code [rows that asked, embedding]} FLOAT32 final hidden states (after the output norm), or null
  */
 public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
-                          int reductions, long reduceNanos, long peerBytesSent) {
+                          int reductions, long reduceNanos, long peerBytesSent, Activations hidden) {
+    /** An output without final hidden states. */
+    public ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
+                       int reductions, long reduceNanos, long peerBytesSent) {
+        this(stepId, activations, logits, error, computeNanos, reductions, reduceNanos, peerBytesSent, null);
+    }
+
     public ShardOutput {
-        if (error != null && (activations != null || logits != null)) {
+        if (error != null && (activations != null || logits != null || hidden != null)) {
             throw new IllegalArgumentException("step " + stepId + ": a failed step carries no tensors");
         }
         if (activations != null && logits != null) {

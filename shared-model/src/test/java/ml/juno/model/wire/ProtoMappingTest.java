@@ -83,6 +83,28 @@ class ProtoMappingTest {
     }
 
     @Test
+    void rowsAskingForFinalHiddenStates_roundTrip_andTheHiddenStatesTravelBesideTheLogits() {
+        var rows = new StepRows(new int[] {0, 0, 1}, new int[] {0, 1, 0}, new int[] {7, 8, 9}, new boolean[] {false, false, true},
+                new int[0], new boolean[] {true, true, false});
+        var b = new StepBatch(4, rows, List.of());
+        var wire = ProtoMapping.toProto(b);
+        assertEquals(List.of(true, true, false), wire.getNeedsHiddenList());
+        assertEquals(b, ProtoMapping.fromProto(wire));
+        assertEquals(0, ProtoMapping.toProto(b.withoutLogits()).getNeedsHiddenCount(), "a rank without the head is asked for none");
+        assertEquals(0, ProtoMapping.toProto(new StepBatch(4, new StepRows(new int[] {0}, new int[] {0}, new int[] {7},
+                new boolean[] {true}), List.of())).getNeedsHiddenCount(), "generation sends no column");
+        float[] h = {0.5f, -1f, 2f, 3f};
+        Activations hidden = Activations.encode(ActivationCodec.of(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN), h, 0, 2, 2);
+        Activations logits = Activations.encode(ActivationCodec.of(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN), h, 0, 1, 4);
+        var out = ProtoMapping.toProto(new ShardOutput(4, null, logits, null, 10, 0, 0, 0, hidden));
+        assertEquals(List.of(2, 2), out.getHidden().getShapeList());
+        float[] back = new float[4];
+        ProtoMapping.decode(out.getHidden(), back, 0);
+        assertArrayEquals(h, back);
+        assertThrows(IllegalArgumentException.class, () -> new ShardOutput(4, null, null, "broken", 0, 0, 0, 0, hidden));
+    }
+
+    @Test
     void decode_refusesAShapeThatDisagreesWithTheBytes() {
         Tensor t = ProtoMapping.encode(ActivationCodec.of(ActivationDtype.FLOAT16, ByteOrder.BIG_ENDIAN), new float[6], 0, 2, 3);
         Tensor lying = t.toBuilder().setShape(1, 4).build();

@@ -19,6 +19,7 @@ import java.util.Comparator;
 import ml.juno.coordinator.service.EngineBusyException;
 import ml.juno.coordinator.service.EngineNotReadyException;
 import ml.juno.coordinator.service.InvalidRequestException;
+import ml.juno.coordinator.service.NotSupportedException;
 import ml.juno.coordinator.service.ServiceException;
 import ml.juno.coordinator.service.UnknownModelException;
 import org.jboss.logging.Logger;
@@ -76,6 +77,7 @@ public final class ErrorMappers {
                             error(429, ErrorTypes.RATE_LIMIT, b.getMessage(), null, "queue_full"))
                     .header("Retry-After", Math.max(1, (b.retryAfter().toMillis() + 999) / 1000))
                     .build();
+            case NotSupportedException n -> error(501, ErrorTypes.INVALID_REQUEST, n.getMessage(), null, "not_supported");
             case EngineNotReadyException n -> Response.fromResponse(
                             error(503, ErrorTypes.UNAVAILABLE, n.getMessage(), null, "model_not_ready"))
                     .header("Retry-After", 1)
