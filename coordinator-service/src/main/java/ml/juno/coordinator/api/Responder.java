@@ -30,8 +30,14 @@ final class Responder {
 
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                     RequestKind kind, ChunkFormat format, boolean includeUsage) {
+        return stream(service, model, prompt, options, kind, format, includeUsage, null);
+    }
+
+    /** As above, chat choices read for tool calls by {@code tools} (null: none). */
+    static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
+                                    RequestKind kind, ChunkFormat format, boolean includeUsage, ml.juno.coordinator.api.dto.ToolMapping.Plan tools) {
         long t0 = System.nanoTime();
-        SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).open();
+        SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).withTools(tools).open();
         RequestOutput generation = service.start(model, prompt, options, kind, sse);
         return RestMulti.fromMultiData(sse.frames(generation::cancel))
                 .header("Content-Type", "text/event-stream; charset=utf-8")

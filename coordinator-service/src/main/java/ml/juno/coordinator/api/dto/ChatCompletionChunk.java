@@ -14,6 +14,21 @@ public record ChatCompletionChunk(String id, String object, long created, String
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Delta(String role, String content) {
+    public record Delta(String role, String content, @JsonProperty("tool_calls") List<ToolCallDelta> toolCalls) {
+        public Delta(String role, String content) {
+            this(role, content, null);
+        }
+    }
+
+    /**
+     * A piece of a streamed call, as OpenAI sends them: the first piece of call {@code index} has its id, type and
+     * name (and empty arguments), the next ones only argument fragments.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record ToolCallDelta(int index, String id, String type, FunctionDelta function) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record FunctionDelta(String name, String arguments) {
     }
 }

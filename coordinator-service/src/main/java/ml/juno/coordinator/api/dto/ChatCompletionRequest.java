@@ -36,7 +36,10 @@ public record ChatCompletionRequest(
         @JsonProperty("top_k") @JsonAlias("x_juno_top_k") @Min(0) Integer topK,
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
-        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @Size(max = 128) List<@NotNull @Valid ChatTool> tools,
+        @JsonProperty("tool_choice") @JsonDeserialize(using = ToolChoiceField.class) ml.juno.coordinator.tools.ToolChoice toolChoice,
+        @JsonProperty("parallel_tool_calls") Boolean parallelToolCalls) implements SamplingFields {
 
     /** {@code max_completion_tokens} wins over the deprecated {@code max_tokens}; 0 = until the context is full. */
     public int tokenLimit() {
