@@ -21,25 +21,36 @@ import ml.juno.coordinator.tokenizer.JinjaChatTemplate;
  * {@code tool_call_id}. Every other template (built-in formats, Jinja templates without tools) gets the
  * <em>fallback</em>: a system block that lists the functions as JSON and asks for Hermes-style
  * {@code <tool_call>} blocks, earlier calls written back as such blocks, tool results as user turns wrapped in
- * {@code <tool_response>}; the answer is read with {@link ToolSyntax#HERMES}.
+ * {@code <tool_response>}; the answer is read with {@link ToolSyntax#HERMES}. A template that drops system messages
+ * (phi-3's does) gets the block at the top of the first user turn instead (found by rendering a probe once per template).
  *
  * @param syntax         the syntax calls are parsed with
  * @param nativeTemplate whether the model's template renders tools itself
+ * @param systemShown    whether the template renders a system message (where the fallback puts its block)
  */
-public record ToolPrompt(ToolSyntax syntax, boolean nativeTemplate) {
+public record ToolPrompt(ToolSyntax syntax, boolean nativeTemplate, boolean systemShown) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final ToolPrompt FALLBACK = new ToolPrompt(ToolSyntax.HERMES, false);
+    private static final String PROBE = "juno-probe-7f3a";
+    private static final Map<ChatTemplate, Boolean> SYSTEM_SHOWN = java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
     /** The tool handling of a chat template. */
     public static ToolPrompt of(ChatTemplate template) {
         if (template instanceof JinjaChatTemplate j) {
             ToolSyntax s = nativeSyntax(j.source());
             if (s != null) {
-                return new ToolPrompt(s, true);
+                return new ToolPrompt(s, true, true);
             }
         }
-        return FALLBACK;
+        return new ToolPrompt(ToolSyntax.HERMES, false, SYSTEM_SHOWN.computeIfAbsent(template, ToolPrompt::showsSystem));
+    }
+
+    private static boolean showsSystem(ChatTemplate t) {
+        try {
+            return t.render(new ChatRequest(List.of(ChatMessage.system(PROBE), ChatMessage.user("x")), true)).contains(PROBE);
+        } catch (RuntimeException e) { // refuses system messages
+            return false;
+        }
     }
 
     /** The call syntax a Jinja template's source writes, or null when it does not handle tools. */
@@ -74,7 +85,7 @@ public record ToolPrompt(ToolSyntax syntax, boolean nativeTemplate) {
             }
             return new ChatRequest(out, addGenerationPrompt, tools);
         }
-        return new ChatRequest(fallback(messages, tools), addGenerationPrompt);
+        return new ChatRequest(fallback(messages, tools, systemShown), addGenerationPrompt);
     }
 
     /** Hugging Face templates expect {@code tool_calls[].function.arguments} as an object, OpenAI sends a string. */
@@ -111,11 +122,14 @@ public record ToolPrompt(ToolSyntax syntax, boolean nativeTemplate) {
     }
 
     /** The fallback: tools in a system block, calls and results as plain text the built-in formats can render. */
-    static List<ChatMessage> fallback(List<ChatMessage> messages, List<Map<String, Object>> tools) {
+    static List<ChatMessage> fallback(List<ChatMessage> messages, List<Map<String, Object>> tools, boolean systemShown) {
         List<ChatMessage> out = new ArrayList<>(messages.size() + 1);
+        String pending = null; // the block, for the first user turn when the template shows no system message
         if (!tools.isEmpty()) {
             String block = toolsBlock(tools);
-            if (!messages.isEmpty() && messages.get(0).role().equals("system")) {
+            if (!systemShown) {
+                pending = block;
+            } else if (!messages.isEmpty() && messages.get(0).role().equals("system")) {
                 out.add(ChatMessage.system(messages.get(0).content() + "\n\n" + block));
                 messages = messages.subList(1, messages.size());
             } else {
@@ -140,24 +154,26 @@ public record ToolPrompt(ToolSyntax syntax, boolean nativeTemplate) {
                     }
                 }
                 out.add(new ChatMessage(m.role(), sb.toString()));
+            } else if (pending != null && m.role().equals("user")) {
+                out.add(ChatMessage.user(pending + "\n\n" + m.content()));
+                pending = null;
             } else {
                 out.add(m.fields().isEmpty() ? m : new ChatMessage(m.role(), m.content()));
             }
         }
+        if (pending != null) {
+            out.add(0, ChatMessage.user(pending));
+        }
         return out;
     }
 
-    /** The fallback's description of the tools (Juno's own wording). */
+    /** The fallback's description of the tools (Juno's own wording; short, for small contexts): one function per line. */
     static String toolsBlock(List<Map<String, Object>> tools) {
-        StringBuilder sb = new StringBuilder("# Tools\n\nYou can call functions to answer. Each function is described by one "
-                + "JSON line between <tools> and </tools>:\n<tools>\n");
+        StringBuilder sb = new StringBuilder("# Tools\nFunctions you may call:\n<tools>\n");
         for (Map<String, Object> t : tools) {
-            sb.append(json(t)).append('\n');
+            sb.append(json(t.get("function"))).append('\n');
         }
-        return sb.append("</tools>\n\nTo call a function, write a JSON object with its name and its arguments between "
-                + "<tool_call> and </tool_call>, one block per call:\n<tool_call>\n{\"name\": \"function name\", "
-                + "\"arguments\": {\"argument\": \"value\"}}\n</tool_call>\nThe results come back between <tool_response> "
-                + "and </tool_response>.").toString();
+        return sb.append("</tools>\nTo call one, write <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>.").toString();
     }
 
     private static String json(Object value) {

@@ -23,9 +23,18 @@ import org.junit.jupiter.api.Test;
 /** Tools through real templates: a model file's own (phi-3, no tool support: the fallback), the built-ins, and tool-aware Jinja. */
 class ToolPromptTest {
 
-    static final Map<String, Object> WEATHER = Map.of("type", "function", "function", Map.of("name", "get_weather",
-            "description", "Weather in a city", "parameters", Map.of("type", "object", "properties",
-                    Map.of("city", Map.of("type", "string")), "required", List.of("city"))));
+    /** A map in the order given (as a JSON body arrives). */
+    static Map<String, Object> ordered(Object... kv) {
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    static final Map<String, Object> WEATHER = ordered("type", "function", "function", ordered("name", "get_weather",
+            "description", "Weather in a city", "parameters", ordered("type", "object", "properties",
+                    ordered("city", ordered("type", "string")), "required", List.of("city"))));
 
     /** A round trip: the user asks, the assistant called, the tool answered. */
     static final List<ChatMessage> ROUND = List.of(
@@ -81,19 +90,28 @@ class ToolPromptTest {
     }
 
     @Test
-    void phi3ModelTemplate_hasNoToolSupport_getsTheFallbackSystemBlockAndHermesSyntax() throws IOException {
+    void phi3ModelTemplate_hasNoToolSupportAndDropsSystemTurns_getsTheFallbackBlockInTheFirstUserTurn() throws IOException {
         ChatTemplate phi3 = templateOf("ggml-vocab-phi-3.gguf");
         ToolPrompt tp = ToolPrompt.of(phi3);
         assertFalse(tp.nativeTemplate());
+        assertFalse(tp.systemShown(), "phi-3's template renders no system message");
         assertEquals(ToolSyntax.HERMES, tp.syntax());
         ChatRequest r = tp.request(List.of(ChatMessage.system("Be brief."), ChatMessage.user("Weather in Paris?")), List.of(WEATHER), true);
         assertTrue(r.tools().isEmpty(), "the template does not take tools itself");
-        assertEquals("system", r.messages().get(0).role());
-        String system = r.messages().get(0).content();
-        assertTrue(system.startsWith("Be brief.\n\n# Tools"), system);
-        assertTrue(system.contains("\"name\":\"get_weather\"") && system.contains("<tool_call>"), system);
         String prompt = phi3.render(r);
-        assertTrue(prompt.contains("Weather in Paris?"), prompt);
+        assertTrue(prompt.startsWith("<s><|user|>\n# Tools\nFunctions you may call:\n<tools>\n{\"name\":\"get_weather\","), prompt);
+        assertTrue(prompt.contains("\"name\":\"get_weather\"") && prompt.contains("<tool_call>"), prompt);
+        assertTrue(prompt.contains("</tool_call>.\n\nWeather in Paris?<|end|>\n<|assistant|>\n"), prompt);
+    }
+
+    @Test
+    void templateThatShowsSystem_getsTheBlockAddedToTheSystemMessage() {
+        ChatTemplate chatml = BuiltinChatTemplate.CHATML.bind("", "");
+        ToolPrompt tp = ToolPrompt.of(chatml);
+        assertTrue(tp.systemShown());
+        String prompt = chatml.render(tp.request(List.of(ChatMessage.system("Be brief."), ChatMessage.user("Hi")), List.of(WEATHER), true));
+        assertTrue(prompt.startsWith("<|im_start|>system\nBe brief.\n\n# Tools\n"), prompt);
+        assertTrue(prompt.endsWith("</tool_call>.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"), prompt);
     }
 
     @Test
@@ -104,6 +122,28 @@ class ToolPromptTest {
         assertTrue(prompt.startsWith("<s>[INST] <<SYS>>\n# Tools"), prompt);
         assertTrue(prompt.contains("[/INST] <tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call> </s>"), prompt);
         assertTrue(prompt.endsWith("<s>[INST] <tool_response>\n{\"temp\":21}\n</tool_response> [/INST]"), prompt);
+    }
+
+    @Test
+    void bundledModel_fallbackPromptWithTwoTools_leavesRoomForACallInItsContext() throws IOException {
+        Path file;
+        try (Stream<Path> s = Files.walk(models())) {
+            file = s.filter(f -> f.getFileName().toString().equals("stories260K.gguf")).findFirst().orElseThrow();
+        }
+        try (GgufFile g = GgufFile.open(file)) {
+            Tokenizer tok = Tokenizer.fromGguf(g);
+            ChatTemplate t = ChatTemplates.forModel(g.metadata(), tok);
+            // the tools of src-test-e2e/js/tools-check.mjs
+            Map<String, Object> weather = ordered("type", "function", "function", ordered("name", "get_weather", "parameters",
+                    ordered("type", "object", "properties", ordered("city", ordered("type", "string", "maxLength", 6),
+                            "unit", ordered("enum", List.of("c", "f"))), "required", List.of("city", "unit"))));
+            Map<String, Object> time = ordered("type", "function", "function", ordered("name", "get_time", "parameters",
+                    ordered("type", "object", "properties", ordered("zone", ordered("enum", List.of("UTC", "CET"))), "required", List.of("zone"))));
+            String prompt = t.render(ToolPrompt.of(t).request(List.of(ChatMessage.user("Weather in Paris?")), List.of(weather, time), true));
+            int tokens = ChatTemplates.encodePrompt(tok, prompt).length;
+            System.out.println("stories260K fallback prompt, two tools: " + tokens + " tokens, " + prompt.length() + " chars");
+            assertTrue(tokens < 400, tokens + " tokens of a 512-token context"); // a forced call takes up to about 80
+        }
     }
 
     @Test
