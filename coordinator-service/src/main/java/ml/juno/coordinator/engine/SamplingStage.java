@@ -68,7 +68,7 @@ public final class SamplingStage {
             SamplerState state = row.sampler();
             try {
                 int token = sampler.sample(logits, offset, state);
-                logprobs[k] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs())
+                logprobs[k] = state.topLogprobs() >= 0 ? sampler.logprobs(logits, offset, token, state.topLogprobs(), state)
                         : SampledToken.NO_LOGPROBS;
                 tokens[k] = token;
                 failures[k] = "";

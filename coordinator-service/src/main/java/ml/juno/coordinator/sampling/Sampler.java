@@ -1,7 +1,7 @@
 package ml.juno.coordinator.sampling;
 
 /**
- * The sampler chain, run on one row of logits: penalties → logit bias → (suppressed tokens) →
+ * The sampler chain, run on one row of logits: (grammar mask) → penalties → logit bias → (suppressed tokens) →
  * temperature → top-k → top-p → min-p → draw; or argmax when the temperature is 0.
  *
  * <p>One instance per inference thread: it owns the vocabulary-sized scratch buffers, so a draw
@@ -14,6 +14,9 @@ public final class Sampler {
     private final int[] ids;      // [vocab] candidate token ids
     private final int[] counts;   // [vocab] occurrence counts, all zero between calls
     private final int[] topIds;   // [MAX_TOP_LOGPROBS] scratch for log-probabilities
+    private final long[] mask;    // [(vocab + 63) / 64] tokens the grammar allows, of the last constrained draw
+    private float[] masked;       // [vocab] raw logits with disallowed tokens at -inf, for constrained logprobs
+    private SamplerState maskedFor; // whose draw the mask is
 
     /** OpenAI allows up to 20 alternatives. */
     public static final int MAX_TOP_LOGPROBS = 20;
@@ -27,6 +30,7 @@ public final class Sampler {
         this.ids = new int[vocabSize];
         this.counts = new int[vocabSize];
         this.topIds = new int[MAX_TOP_LOGPROBS];
+        this.mask = new long[(vocabSize + 63) >>> 6];
     }
 
     public int vocabSize() {
@@ -51,12 +55,28 @@ public final class Sampler {
             w[i] = v;
         }
         SamplingParams p = state.params();
+        maskedFor = null;
+        ml.juno.coordinator.grammar.GrammarMatcher gm = state.grammar();
+        if (gm != null) { // before every other stage: a disallowed token stays at -inf whatever bias or penalty follows
+            p.grammar().fillMask(gm, mask);
+            for (int i = 0; i < vocab; i++) {
+                if ((mask[i >>> 6] >>> (i & 63) & 1L) == 0) {
+                    w[i] = Float.NEGATIVE_INFINITY;
+                }
+            }
+            maskedFor = state;
+        }
         if (p.penalties().active()) {
             Penalties.apply(w, state.window(), p.penalties(), counts);
         }
         p.logitBias().addTo(w);
         for (int id : state.suppressed()) {
             w[id] = Float.NEGATIVE_INFINITY;
+        }
+        if (gm != null && !anyAllowed(w)) {
+            throw new IllegalStateException(state.suppressed().length > 0 && gm.isAccepting()
+                    ? "the grammar is complete but min_tokens holds back the end of generation"
+                    : "the grammar allows no token of the vocabulary here");
         }
         if (p.isGreedy()) {
             return Greedy.argmax(w, 0, vocab);
@@ -78,6 +98,37 @@ public final class Sampler {
             count = MinP.filter(w, ids, count, t.minP());
         }
         return Draw.pick(w, ids, count, state.rng().nextDouble());
+    }
+
+    private boolean anyAllowed(float[] w) {
+        for (int i = 0; i < vocab; i++) {
+            if (w[i] != Float.NEGATIVE_INFINITY) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@link #logprobs(float[], int, int, int)} for the draw just made for {@code state}: when a grammar constrained
+     * it, from the log-softmax over the tokens the grammar allowed (the distribution the token was drawn from, before
+     * temperature and truncation), with only allowed tokens as alternatives.
+     */
+    public TokenLogprobs logprobs(float[] logits, int offset, int chosen, int top, SamplerState state) {
+        if (state == null || maskedFor != state) {
+            return logprobs(logits, offset, chosen, top);
+        }
+        if (masked == null) {
+            masked = new float[vocab];
+        }
+        int allowed = 0;
+        for (int i = 0; i < vocab; i++) {
+            boolean ok = (mask[i >>> 6] >>> (i & 63) & 1L) != 0;
+            masked[i] = ok ? logits[offset + i] : Float.NEGATIVE_INFINITY;
+            allowed += ok ? 1 : 0;
+        }
+        TokenLogprobs lp = logprobs(masked, 0, chosen, Math.min(top, allowed));
+        return lp;
     }
 
     /**

@@ -1,5 +1,8 @@
 package ml.juno.coordinator.sampling;
 
+import ml.juno.coordinator.grammar.GrammarConstraint;
+import ml.juno.coordinator.grammar.GrammarMatcher;
+
 /**
  * What one sequence carries between draws: its parameters, its own random generator (so its output
  * depends only on its seed and its logits), its recent-token window for penalties and how many
@@ -13,6 +16,7 @@ public final class SamplerState {
     private final TokenWindow window;
     private final int topLogprobs;
     private int[] suppressed = NONE;
+    private final GrammarMatcher grammar; // null: unconstrained
 
     /** A state that wants no log-probabilities. */
     public SamplerState(SamplingParams params, int vocabSize) {
@@ -39,6 +43,32 @@ public final class SamplerState {
         this.topLogprobs = topLogprobs;
         this.rng = new Xoshiro256(params.seed());
         this.window = new TokenWindow(params.penalties().window());
+        GrammarConstraint g = params.grammar();
+        if (g != null && g.vocabSize() != vocabSize) {
+            throw new IllegalArgumentException("grammar built for a vocabulary of " + g.vocabSize() + " tokens, the model has "
+                    + vocabSize);
+        }
+        this.grammar = g == null ? null : g.newMatcher();
+    }
+
+    /** The sequence's place in its grammar; null when unconstrained. */
+    GrammarMatcher grammar() {
+        return grammar;
+    }
+
+    /**
+     * Moves the grammar (if any) past a generated token that is not an end-of-generation token.
+     *
+     * @return false if the grammar does not allow the token (the sampler's mask makes that impossible for tokens it
+     *         drew); true when unconstrained
+     */
+    public boolean advanceGrammar(int token) {
+        return grammar == null || params.grammar().accept(grammar, token);
+    }
+
+    /** True if a grammar constrains the sequence and its text is complete with nothing allowed to follow. */
+    public boolean grammarComplete() {
+        return grammar != null && grammar.isComplete();
     }
 
     public SamplingParams params() {

@@ -326,8 +326,14 @@ public final class Scheduler {
             finished.add(release(seq, FinishReason.STOP, ""));
             return;
         }
+        if (!seq.sampler.advanceGrammar(token)) {
+            finished.add(release(seq, FinishReason.ERROR, "token " + token + " is not allowed by the request's grammar"));
+            return;
+        }
         tokens.add(new SampledToken(seq.id, token, lp));
-        if (seq.generated >= stop.maxTokens() || seq.length >= config.maxSequenceLength()) {
+        if (seq.sampler.grammarComplete()) { // the text is a whole sentence and nothing may follow: done
+            finished.add(release(seq, FinishReason.STOP, ""));
+        } else if (seq.generated >= stop.maxTokens() || seq.length >= config.maxSequenceLength()) {
             finished.add(release(seq, FinishReason.LENGTH, ""));
         }
     }

@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Set;
 import ml.juno.coordinator.api.ApiGate;
 import ml.juno.coordinator.engine.GenerationListener;
+import ml.juno.coordinator.grammar.Grammar;
+import ml.juno.coordinator.grammar.GrammarConstraint;
+import ml.juno.coordinator.grammar.TokenTrie;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
@@ -78,9 +81,10 @@ public class GenerationService {
         StopCondition stop = new StopCondition(maxTokens, 0, tokenizer.endOfGenerationIds(), stopStrings(engine, prompt, options));
 
         List<GenerationRequest> choices = new ArrayList<>(options.n());
+        SamplingParams s = options.grammar() == null ? options.sampling()
+                : options.sampling().withGrammar(constraint(tokenizer, options.grammar()));
         for (int i = 0; i < options.n(); i++) {
-            SamplingParams s = options.sampling();
-            SamplingParams seeded = new SamplingParams(s.temperature(), s.truncation(), s.penalties(), s.logitBias(), s.seed() + i);
+            SamplingParams seeded = s.withSeed(s.seed() + i);
             choices.add(new GenerationRequest(tokens, seeded, stop, options.priority(), options.logprobs(), served.adapter()));
         }
         RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
@@ -98,6 +102,15 @@ public class GenerationService {
             throw new EngineBusyException(r.retryAfter(), "The server is busy: " + r.reason() + ". Please retry later.");
         }
         return request;
+    }
+
+    /**
+     * {@code grammar} bound to the tokenizer's vocabulary: the token trie is built on the first constrained request
+     * and kept with the tokenizer; the end-of-generation tokens are allowed where the grammar accepts.
+     */
+    public static GrammarConstraint constraint(Tokenizer tokenizer, Grammar grammar) {
+        TokenTrie trie = TokenTrie.cached(tokenizer, tokenizer.size(), id -> tokenizer.pieceBytes(id, false));
+        return new GrammarConstraint(grammar, trie, tokenizer.endOfGenerationIds());
     }
 
     /** The scheduler's refusal in the API's words, naming the request field at fault. */

@@ -1,0 +1,518 @@
+package ml.juno.coordinator.grammar;
+
+import java.util.Arrays;
+
+/**
+ * Where a text stands in a {@link Grammar}: the set of every parse stack the text so far allows (llama.cpp's
+ * approach: a pushdown automaton run on all alternatives at once), fed UTF-8 bytes. One per sequence; not
+ * thread-safe.
+ *
+ * <p>A stack is a chain of nodes {@code (pos, parent)}: {@code pos} is the element of {@link Grammar#code} to match
+ * next, {@code parent} the node to return to when that alternative ends ({@code -1}: the start rule, ending it
+ * accepts). The set holds only stacks whose top is a character class; calls are expanded as soon as they are
+ * reached. Nodes are hash-consed, so equal stacks are one node and the set is deduplicated by id; a call in tail
+ * position returns straight to its caller's parent, so repetitions ({@code x*} is {@code S ::= x S | ""}) keep
+ * stacks flat however long the text grows.
+ *
+ * <p>{@link #fillMask} walks a {@link TokenTrie} depth-first, advancing the set one byte per trie edge, so a prefix
+ * shared by many tokens is checked once. Nodes it creates are undone when it leaves a subtree (an undo log on the
+ * intern table); once the buffers have grown it allocates nothing.
+ */
+public final class GrammarMatcher {
+    private final Grammar g;
+    private final int[] code;
+
+    // the node arena: [nodes]
+    private int[] nodePos = new int[256];
+    private int[] nodeParent = new int[256];
+    private int[] seen = new int[256];   // stamp of the last set the node was added to
+    private int nodes;
+    private int stamp;
+
+    // the intern table: open addressing, node id + 1 (0: empty); slots filled since the last commit are logged
+    private int[] table = new int[1024];
+    private int[] undo = new int[256];
+    private int undoLen;
+    private int tableEpoch;
+
+    // stack sets live in one buffer; the current state's set is sets[0 .. len)
+    private int[] sets = new int[256];
+    private int len;
+    private boolean accept;
+    private int utfAcc;   // the partial code point, when utfLeft > 0
+    private int utfLeft;  // continuation bytes still expected
+    private int utfMin;   // smallest code point the sequence may encode (overlong forms are invalid)
+
+    // output of expand()
+    private int outStart;
+    private int outLen;
+    private boolean outAccept;
+
+    // the trie walk's levels: [depth]
+    private int[] lvStart = new int[64];
+    private int[] lvLen = new int[64];
+    private int[] lvAcc = new int[64];
+    private int[] lvLeft = new int[64];
+    private int[] lvMin = new int[64];
+    private int[] lvNodes = new int[64];
+    private int[] lvUndo = new int[64];
+    private int[] lvEpoch = new int[64];
+    private int[] lvTrie = new int[64];
+    private int[] lvChild = new int[64];
+    private int[] lvFree = new int[64];   // where the level's next step result goes in sets
+    private int[] lvCached = new int[64]; // steps cached at the level
+    private static final int CACHE = 8;   // steps cached per level
+    private long[] cacheSig = new long[64 * CACHE];
+    private int[] cacheStart = new int[64 * CACHE];
+    private int[] cacheLen = new int[64 * CACHE];
+    private boolean[] cacheAccept = new boolean[64 * CACHE];
+
+    GrammarMatcher(Grammar grammar) {
+        this.g = grammar;
+        this.code = grammar.code;
+        outStart = 0;
+        outLen = 0;
+        outAccept = false;
+        stamp++;
+        callRule(g.root, -1);
+        len = outLen;
+        accept = outAccept;
+        undoLen = 0;
+    }
+
+    public Grammar grammar() {
+        return g;
+    }
+
+    /** True if the text so far is a complete sentence (it may still go on). */
+    public boolean isAccepting() {
+        return accept && utfLeft == 0;
+    }
+
+    /** True if the text so far is a complete sentence and nothing may follow it: generation must end here. */
+    public boolean isComplete() {
+        return accept && utfLeft == 0 && len == 0;
+    }
+
+    /**
+     * Feeds {@code bytes} (any split of UTF-8, a character may span calls).
+     *
+     * @return false, leaving the state as it was, if the text would stop being a prefix of a sentence
+     */
+    public boolean advance(byte[] bytes) {
+        return advance(bytes, 0, bytes.length);
+    }
+
+    /** {@link #advance(byte[])} on {@code bytes[from .. to)}. */
+    public boolean advance(byte[] bytes, int from, int to) {
+        int start = 0;
+        int n = len;
+        boolean acc = accept;
+        int uAcc = utfAcc;
+        int uLeft = utfLeft;
+        int uMin = utfMin;
+        for (int i = from; i < to; i++) {
+            int b = bytes[i] & 0xFF;
+            int cp = -1;
+            if (uLeft == 0) {
+                if (b < 0x80) {
+                    cp = b;
+                } else if (b >= 0xC2 && b <= 0xDF) {
+                    uAcc = b & 0x1F;
+                    uLeft = 1;
+                    uMin = 0x80;
+                } else if ((b & 0xF0) == 0xE0) {
+                    uAcc = b & 0x0F;
+                    uLeft = 2;
+                    uMin = 0x800;
+                } else if (b >= 0xF0 && b <= 0xF4) {
+                    uAcc = b & 0x07;
+                    uLeft = 3;
+                    uMin = 0x10000;
+                } else {
+                    undoLen = 0;
+                    return false;
+                }
+            } else {
+                if ((b & 0xC0) != 0x80) {
+                    undoLen = 0;
+                    return false;
+                }
+                uAcc = uAcc << 6 | (b & 0x3F);
+                if (--uLeft == 0) {
+                    cp = uAcc;
+                    if (cp < uMin || cp > GbnfParser.MAX_CODE_POINT || (cp >= 0xD800 && cp <= 0xDFFF)) {
+                        undoLen = 0;
+                        return false;
+                    }
+                }
+            }
+            if (cp >= 0) {
+                step(start, n, cp, start + n);
+                if (outLen == 0 && !outAccept) {
+                    undoLen = 0;
+                    return false;
+                }
+                if (outStart != len) { // ping-pong just after the current set, which stays intact until the end
+                    System.arraycopy(sets, outStart, sets, len, outLen);
+                }
+                start = len;
+                n = outLen;
+                acc = outAccept;
+            } else if (!feasible(start, n, uAcc, uLeft, uMin)) {
+                undoLen = 0;
+                return false;
+            }
+        }
+        if (start != 0) {
+            System.arraycopy(sets, start, sets, 0, n);
+        }
+        len = n;
+        accept = acc;
+        utfAcc = uAcc;
+        utfLeft = uLeft;
+        utfMin = uMin;
+        undoLen = 0; // the nodes made are now part of the state
+        return true;
+    }
+
+    /**
+     * Sets bit {@code t} of {@code mask} for every token of {@code trie} whose bytes keep the text a prefix of a
+     * sentence; clears the others. End-of-generation tokens are the caller's ({@link #isAccepting()}).
+     *
+     * @param mask at least {@code (trie.vocabSize() + 63) / 64} words
+     */
+    public void fillMask(TokenTrie trie, long[] mask) {
+        int words = (trie.vocabSize() + 63) >>> 6;
+        if (mask.length < words) {
+            throw new IllegalArgumentException("mask of " + mask.length + " words for " + trie.vocabSize() + " tokens");
+        }
+        Arrays.fill(mask, 0, words, 0L);
+        final int[] childStart = trie.childStart;
+        final byte[] label = trie.label;
+        final int[] tokStart = trie.tokenStart;
+        final int[] tokIds = trie.tokenIds;
+        int baseUndo = undoLen;
+        int baseNodes = nodes;
+        int baseEpoch = tableEpoch;
+        int d = 0;
+        lvStart[0] = 0;
+        lvLen[0] = len;
+        lvAcc[0] = utfAcc;
+        lvLeft[0] = utfLeft;
+        lvMin[0] = utfMin;
+        lvNodes[0] = nodes;
+        lvUndo[0] = undoLen;
+        lvEpoch[0] = tableEpoch;
+        lvTrie[0] = 0;
+        lvChild[0] = childStart[0];
+        lvFree[0] = len;
+        lvCached[0] = 0;
+        while (d >= 0) {
+            int t = lvTrie[d];
+            int c = lvChild[d];
+            if (c >= childStart[t + 1]) {
+                d--;
+                continue;
+            }
+            lvChild[d] = c + 1;
+            if (rewind(lvNodes[d], lvUndo[d], lvEpoch[d])) { // drop what the previous sibling's subtree made
+                lvEpoch[d] = tableEpoch; // the table was rebuilt: this level's mark is the new epoch's start
+                lvUndo[d] = undoLen;
+            }
+            int b = label[c] & 0xFF;
+            int start = lvStart[d];
+            int n = lvLen[d];
+            int uAcc = lvAcc[d];
+            int uLeft = lvLeft[d];
+            int uMin = lvMin[d];
+            int cp = -1;
+            boolean ok = true;
+            if (uLeft == 0) {
+                if (b < 0x80) {
+                    cp = b;
+                } else if (b >= 0xC2 && b <= 0xDF) {
+                    uAcc = b & 0x1F;
+                    uLeft = 1;
+                    uMin = 0x80;
+                } else if ((b & 0xF0) == 0xE0) {
+                    uAcc = b & 0x0F;
+                    uLeft = 2;
+                    uMin = 0x800;
+                } else if (b >= 0xF0 && b <= 0xF4) {
+                    uAcc = b & 0x07;
+                    uLeft = 3;
+                    uMin = 0x10000;
+                } else {
+                    ok = false;
+                }
+            } else if ((b & 0xC0) != 0x80) {
+                ok = false;
+            } else {
+                uAcc = uAcc << 6 | (b & 0x3F);
+                if (--uLeft == 0) {
+                    cp = uAcc;
+                    ok = cp >= uMin && cp <= GbnfParser.MAX_CODE_POINT && (cp < 0xD800 || cp > 0xDFFF);
+                }
+            }
+            if (!ok) {
+                continue;
+            }
+            boolean more; // can the text go on after this byte?
+            if (cp >= 0) {
+                // the step's result depends only on which stacks of the set match cp: siblings that match the same
+                // ones (all the letters inside a string, say) share one step, kept in this level's cache
+                long sig = 0;
+                boolean memo = n <= 64;
+                if (memo) {
+                    for (int i = 0; i < n; i++) {
+                        if (g.classMatches(code[nodePos[sets[start + i]]], cp)) {
+                            sig |= 1L << i;
+                        }
+                    }
+                    if (sig == 0) {
+                        continue;
+                    }
+                }
+                int hit = -1;
+                int base = d * CACHE;
+                if (memo) {
+                    for (int j = 0; j < lvCached[d]; j++) {
+                        if (cacheSig[base + j] == sig) {
+                            hit = j;
+                            break;
+                        }
+                    }
+                }
+                if (hit < 0) {
+                    step(start, n, cp, lvFree[d]);
+                    if (memo && lvCached[d] < CACHE) { // keep it: its nodes and set now belong to the level
+                        hit = lvCached[d]++;
+                        cacheSig[base + hit] = sig;
+                        cacheStart[base + hit] = outStart;
+                        cacheLen[base + hit] = outLen;
+                        cacheAccept[base + hit] = outAccept;
+                        lvFree[d] = outStart + outLen;
+                        lvNodes[d] = nodes;
+                        lvUndo[d] = undoLen;
+                        lvEpoch[d] = tableEpoch;
+                    }
+                    if (outLen == 0 && !outAccept) {
+                        continue;
+                    }
+                    start = outStart;
+                    n = outLen;
+                } else {
+                    if (cacheLen[base + hit] == 0 && !cacheAccept[base + hit]) {
+                        continue;
+                    }
+                    start = cacheStart[base + hit];
+                    n = cacheLen[base + hit];
+                }
+                more = n > 0;
+            } else {
+                if (!feasible(start, n, uAcc, uLeft, uMin)) {
+                    continue;
+                }
+                more = true;
+            }
+            for (int k = tokStart[c]; k < tokStart[c + 1]; k++) {
+                int id = tokIds[k];
+                mask[id >>> 6] |= 1L << (id & 63);
+            }
+            if (more && childStart[c] < childStart[c + 1]) {
+                d++;
+                if (d == lvStart.length) {
+                    growLevels();
+                }
+                lvStart[d] = start;
+                lvLen[d] = n;
+                lvAcc[d] = uAcc;
+                lvLeft[d] = uLeft;
+                lvMin[d] = uMin;
+                lvNodes[d] = nodes;
+                lvUndo[d] = undoLen;
+                lvEpoch[d] = tableEpoch;
+                lvTrie[d] = c;
+                lvChild[d] = childStart[c];
+                lvFree[d] = Math.max(lvFree[d - 1], start + n);
+                lvCached[d] = 0;
+            }
+        }
+        rewind(baseNodes, baseUndo, baseEpoch);
+    }
+
+    /** Advances the set at {@code sets[start .. start+n)} by one code point; the result goes to {@code out..}. */
+    private void step(int start, int n, int cp, int out) {
+        outStart = out;
+        outLen = 0;
+        outAccept = false;
+        if (++stamp == 0) {
+            Arrays.fill(seen, 0);
+            stamp = 1;
+        }
+        for (int i = 0; i < n; i++) {
+            int node = sets[start + i];
+            int pos = nodePos[node];
+            if (g.classMatches(code[pos], cp)) {
+                expand(pos + 1, nodeParent[node]);
+            }
+        }
+    }
+
+    /** Can some stack of the set match a code point that the partial UTF-8 sequence may still become? */
+    private boolean feasible(int start, int n, int acc, int left, int min) {
+        int shift = 6 * left;
+        int lo = Math.max(acc << shift, min);
+        int hi = Math.min((acc << shift) | ((1 << shift) - 1), GbnfParser.MAX_CODE_POINT);
+        if (lo > hi) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            if (g.classIntersects(code[nodePos[sets[start + i]]], lo, hi)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void callRule(int rule, int ret) {
+        int a1 = g.ruleAlt[rule + 1];
+        for (int a = g.ruleAlt[rule]; a < a1; a++) {
+            expand(g.altStart[a], ret);
+        }
+    }
+
+    /** Continues the stack at element {@code pos} (returning to {@code parent}) up to its next character classes. */
+    private void expand(int pos, int parent) {
+        while (true) {
+            int e = code[pos];
+            if (e == Grammar.END) {
+                if (parent < 0) {
+                    outAccept = true;
+                    return;
+                }
+                pos = nodePos[parent];
+                parent = nodeParent[parent];
+            } else if (e >= 0) {
+                int node = intern(pos, parent);
+                if (seen[node] != stamp) {
+                    seen[node] = stamp;
+                    int at = outStart + outLen;
+                    if (at == sets.length) {
+                        sets = Arrays.copyOf(sets, sets.length * 2);
+                    }
+                    sets[at] = node;
+                    outLen++;
+                }
+                return;
+            } else {
+                int rule = -e - 2;
+                int ret = code[pos + 1] == Grammar.END ? parent : intern(pos + 1, parent);
+                int a0 = g.ruleAlt[rule];
+                int a1 = g.ruleAlt[rule + 1] - 1;
+                for (int a = a0; a < a1; a++) {
+                    expand(g.altStart[a], ret);
+                }
+                pos = g.altStart[a1];
+                parent = ret;
+            }
+        }
+    }
+
+    private int intern(int pos, int parent) {
+        int mask = table.length - 1;
+        int h = mix(pos, parent) & mask;
+        while (true) {
+            int v = table[h];
+            if (v == 0) {
+                break;
+            }
+            int id = v - 1;
+            if (nodePos[id] == pos && nodeParent[id] == parent) {
+                return id;
+            }
+            h = (h + 1) & mask;
+        }
+        if (nodes == nodePos.length) {
+            int cap = nodes * 2;
+            nodePos = Arrays.copyOf(nodePos, cap);
+            nodeParent = Arrays.copyOf(nodeParent, cap);
+            seen = Arrays.copyOf(seen, cap);
+        }
+        int id = nodes++;
+        nodePos[id] = pos;
+        nodeParent[id] = parent;
+        seen[id] = 0;
+        if (2 * nodes > table.length) {
+            rehash(nodes, table.length * 2);
+        } else {
+            table[h] = id + 1;
+            if (undoLen == undo.length) {
+                undo = Arrays.copyOf(undo, undoLen * 2);
+            }
+            undo[undoLen++] = h;
+        }
+        return id;
+    }
+
+    private static int mix(int pos, int parent) {
+        int h = pos * 0x9E3779B1 + parent * 0x85EBCA77;
+        return h ^ (h >>> 15);
+    }
+
+    /** Rebuilds the intern table over nodes [0, count); a new epoch, since logged slots no longer mean anything. */
+    private void rehash(int count, int capacity) {
+        table = new int[capacity];
+        int mask = capacity - 1;
+        for (int id = 0; id < count; id++) {
+            int h = mix(nodePos[id], nodeParent[id]) & mask;
+            while (table[h] != 0) {
+                h = (h + 1) & mask;
+            }
+            table[h] = id + 1;
+        }
+        undoLen = 0;
+        tableEpoch++;
+    }
+
+    /** Forgets the nodes made since a mark; true if that took rebuilding the table (the intern table grew since). */
+    private boolean rewind(int nodeMark, int undoMark, int epoch) {
+        if (nodes == nodeMark && epoch == tableEpoch) {
+            while (undoLen > undoMark) {
+                table[undo[--undoLen]] = 0;
+            }
+            return false;
+        }
+        if (epoch == tableEpoch) {
+            while (undoLen > undoMark) {
+                table[undo[--undoLen]] = 0;
+            }
+            nodes = nodeMark;
+            return false;
+        }
+        nodes = nodeMark;
+        rehash(nodeMark, table.length);
+        return true;
+    }
+
+    private void growLevels() {
+        int cap = lvStart.length * 2;
+        lvStart = Arrays.copyOf(lvStart, cap);
+        lvLen = Arrays.copyOf(lvLen, cap);
+        lvAcc = Arrays.copyOf(lvAcc, cap);
+        lvLeft = Arrays.copyOf(lvLeft, cap);
+        lvMin = Arrays.copyOf(lvMin, cap);
+        lvNodes = Arrays.copyOf(lvNodes, cap);
+        lvUndo = Arrays.copyOf(lvUndo, cap);
+        lvEpoch = Arrays.copyOf(lvEpoch, cap);
+        lvTrie = Arrays.copyOf(lvTrie, cap);
+        lvChild = Arrays.copyOf(lvChild, cap);
+        lvFree = Arrays.copyOf(lvFree, cap);
+        lvCached = Arrays.copyOf(lvCached, cap);
+        cacheSig = Arrays.copyOf(cacheSig, cap * CACHE);
+        cacheStart = Arrays.copyOf(cacheStart, cap * CACHE);
+        cacheLen = Arrays.copyOf(cacheLen, cap * CACHE);
+        cacheAccept = Arrays.copyOf(cacheAccept, cap * CACHE);
+    }
+}
