@@ -45,8 +45,8 @@ public class ChatCompletionsResource {
     @RunOnVirtualThread
     public RestMulti<String> create(@Valid @NotNull ChatCompletionRequest request) {
         ServedModel model = service.model(request.model());
-        GenerationOptions options = RequestMapping.chatOptions(request, defaults);
         ToolMapping.Plan tools = ToolMapping.plan(request, model.engine().chatTemplate());
+        GenerationOptions options = tools.constrain(RequestMapping.chatOptions(request, defaults));
         PromptInput.Chat prompt = tools.prompt(ToolMapping.messages(request));
         String id = ResponseIds.chat();
         long created = System.currentTimeMillis() / 1000;

@@ -77,6 +77,69 @@ class ToolsApiTest {
         assertEquals(blocking.path("choices[0].finish_reason"), finish);
     }
 
+    static final String FORCED_TOOLS = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":"
+            + "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":6},\"unit\":{\"enum\":[\"c\",\"f\"]}},"
+            + "\"required\":[\"city\",\"unit\"]}}},{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"parameters\":"
+            + "{\"type\":\"object\",\"properties\":{\"zone\":{\"enum\":[\"UTC\",\"CET\"]}},\"required\":[\"zone\"]}}}]";
+
+    @Test
+    void forcedNamedCall_isConstrainedToThatFunctionsSchema() throws Exception {
+        for (long seed = 1; seed <= 3; seed++) {
+            Response r = given().contentType("application/json").body("{\"model\":\"stories260K\",\"max_tokens\":120,\"temperature\":1,"
+                    + "\"seed\":" + seed + ",\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}]," + FORCED_TOOLS
+                    + ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}}").post("/v1/chat/completions");
+            assertEquals(200, r.statusCode(), r.asString());
+            assertEquals("tool_calls", r.path("choices[0].finish_reason"), r.asString());
+            assertNull(r.path("choices[0].message.content"), r.asString());
+            assertEquals("get_weather", r.path("choices[0].message.tool_calls[0].function.name"));
+            String args = r.path("choices[0].message.tool_calls[0].function.arguments");
+            com.fasterxml.jackson.databind.JsonNode a = new com.fasterxml.jackson.databind.ObjectMapper().readTree(args);
+            assertTrue(a.path("city").isTextual() && a.path("city").asText().length() <= 6, args);
+            assertTrue(a.path("unit").asText().matches("[cf]"), args);
+            assertEquals(2, a.size(), args);
+            assertTrue(((String) r.path("choices[0].message.tool_calls[0].id")).matches("call_[A-Za-z0-9]{24}"));
+        }
+    }
+
+    @Test
+    void required_streamReassemblesToTheBlockingCalls() throws Exception {
+        String fields = "\"max_tokens\":120,\"temperature\":1,\"seed\":5,\"messages\":[{\"role\":\"user\",\"content\":\"Weather?\"}],"
+                + FORCED_TOOLS + ",\"tool_choice\":\"required\",\"parallel_tool_calls\":false";
+        Response blocking = given().contentType("application/json").body("{" + fields + "}").post("/v1/chat/completions");
+        assertEquals(200, blocking.statusCode(), blocking.asString());
+        assertEquals("tool_calls", blocking.path("choices[0].finish_reason"), blocking.asString());
+        assertEquals(1, ((java.util.List<?>) blocking.path("choices[0].message.tool_calls")).size());
+        String body = given().contentType("application/json").body("{" + fields + ",\"stream\":true}").post("/v1/chat/completions").asString();
+        String name = null;
+        StringBuilder args = new StringBuilder();
+        String finish = null;
+        for (String frame : body.split("\n\n")) {
+            if (frame.equals("data: [DONE]")) {
+                continue;
+            }
+            io.restassured.path.json.JsonPath j = new io.restassured.path.json.JsonPath(frame.substring(6));
+            if (j.get("choices[0].delta.tool_calls") != null) {
+                if (j.get("choices[0].delta.tool_calls[0].id") != null) {
+                    name = j.getString("choices[0].delta.tool_calls[0].function.name");
+                }
+                args.append(j.getString("choices[0].delta.tool_calls[0].function.arguments"));
+            }
+            finish = j.getString("choices[0].finish_reason") != null ? j.getString("choices[0].finish_reason") : finish;
+        }
+        assertEquals((Object) blocking.path("choices[0].message.tool_calls[0].function.name"), name, body);
+        assertEquals((Object) blocking.path("choices[0].message.tool_calls[0].function.arguments"), args.toString(), body);
+        assertEquals("tool_calls", finish);
+    }
+
+    @Test
+    void forcedCall_withAnUnsupportedSchemaFeature_is400NamingIt() {
+        Response r = chat(USER + ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\","
+                + "\"properties\":{\"s\":{\"type\":\"string\",\"pattern\":\"^a\"}}}}}],\"tool_choice\":\"required\"");
+        assertEquals(400, r.statusCode(), r.asString());
+        assertEquals("tools", r.path("error.param"));
+        assertTrue(((String) r.path("error.message")).contains("pattern"), r.asString());
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "\"tool_choice\":\"auto\"," + USER + "| tool_choice",

@@ -6,12 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import ml.juno.coordinator.grammar.Grammar;
+import ml.juno.coordinator.grammar.GrammarException;
+import ml.juno.coordinator.service.GenerationOptions;
 import ml.juno.coordinator.service.InvalidRequestException;
 import ml.juno.coordinator.service.PromptInput;
 import ml.juno.coordinator.tokenizer.ChatMessage;
 import ml.juno.coordinator.tokenizer.ChatRequest;
 import ml.juno.coordinator.tokenizer.ChatTemplate;
 import ml.juno.coordinator.tools.ToolChoice;
+import ml.juno.coordinator.tools.ToolGrammar;
 import ml.juno.coordinator.tools.ToolOutput;
 import ml.juno.coordinator.tools.ToolPrompt;
 import ml.juno.coordinator.tools.ToolSyntax;
@@ -31,8 +35,26 @@ public final class ToolMapping {
      * @param choice   the request's tool_choice (auto when tools are given without one)
      * @param parallel whether several calls may come back
      * @param tools    the request's tools
+     * @param grammar  for a forced call ({@code required} or a named function), what decoding is constrained to; else null
      */
-    public record Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, List<ChatTool> tools) {
+    public record Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, List<ChatTool> tools,
+                       Grammar grammar) {
+
+        public Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, List<ChatTool> tools) {
+            this(prompt, shown, choice, parallel, tools, null);
+        }
+
+        /** {@code options} constrained to this plan's forced call, if it has one. */
+        public GenerationOptions constrain(GenerationOptions options) {
+            if (grammar == null) {
+                return options;
+            }
+            if (options.grammar() != null) {
+                throw new InvalidRequestException("tool_choice", "a forced tool call cannot be combined with another constraint "
+                        + "(response_format or grammar)");
+            }
+            return options.withGrammar(grammar);
+        }
 
         /** Whether answers are read for calls (tools shown); otherwise the answer is plain text. */
         public boolean parses() {
@@ -93,12 +115,37 @@ public final class ToolMapping {
         if (!shown.isEmpty() && Boolean.TRUE.equals(r.logprobs())) {
             throw new InvalidRequestException("logprobs", "logprobs together with tools is not supported");
         }
+        ToolPrompt prompt = ToolPrompt.of(template);
+        // a named function is one call (as OpenAI answers it); otherwise as many as parallel_tool_calls allows
+        boolean parallel = !Boolean.FALSE.equals(r.parallelToolCalls()) && !(choice instanceof ToolChoice.Named);
+        Grammar grammar = null;
         if (choice.forced()) {
-            throw new InvalidRequestException("tool_choice", "tool_choice '" + (choice instanceof ToolChoice.Named n ? n.name() : "required")
-                    + "' (a forced call) is not supported yet: use 'auto' or 'none'");
+            List<ToolGrammar.Function> allowed = new ArrayList<>();
+            for (ChatTool t : tools) {
+                if (!(choice instanceof ToolChoice.Named n) || n.name().equals(t.function().name())) {
+                    allowed.add(new ToolGrammar.Function(t.function().name(), schemaText(t)));
+                }
+            }
+            try {
+                grammar = ToolGrammar.compile(prompt.syntax(), allowed, parallel);
+            } catch (GrammarException e) {
+                throw new InvalidRequestException("tools", "a forced call is constrained by the functions' parameters, "
+                        + "and one of them cannot be: " + e.getMessage());
+            }
         }
-        return new Plan(ToolPrompt.of(template), shown, choice, !Boolean.FALSE.equals(r.parallelToolCalls()), tools);
+        return new Plan(prompt, shown, choice, parallel, tools, grammar);
     }
+
+    private static String schemaText(ChatTool t) {
+        Object params = t.function().parameters() != null ? t.function().parameters() : Map.of("type", "object", "properties", Map.of());
+        try {
+            return SCHEMA_JSON.writeValueAsString(params);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new InvalidRequestException("tools", "the parameters of function '" + t.function().name() + "' are not JSON");
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper SCHEMA_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /** {@code {"type":"function","function":{"name","description","parameters"}}}, what templates expect. */
     private static Map<String, Object> openAiShape(ChatTool t) {

@@ -1,7 +1,6 @@
 package ml.juno.coordinator.tools;
 
 import java.util.List;
-import java.util.Map;
 import ml.juno.coordinator.grammar.Grammar;
 import ml.juno.coordinator.grammar.JsonSchemaGrammar;
 
@@ -53,9 +52,31 @@ public final class ToolGrammar {
             }
             sb.append("tc-f").append(i).append(" ::= \"{\\\"name\\\": \\\"").append(f.name()).append("\\\", \\\"")
                     .append(argumentsKey).append("\\\": \" tc-f").append(i).append("-args \"}\"\n");
-            sb.append(JsonSchemaGrammar.toGbnf(f.parametersSchema(), "tc-f" + i + "-args"));
+            sb.append(compactWhitespace(JsonSchemaGrammar.toGbnf(f.parametersSchema(), "tc-f" + i + "-args"), "tc-f" + i + "-args"));
         }
         return sb.toString();
+    }
+
+    /**
+     * Arguments come back as compact JSON anyway, and a small model given room for 40 spaces between JSON tokens spends
+     * its tokens there: the schema grammar's whitespace rule ({@code <root>-ws}) is narrowed to one optional space.
+     */
+    static String compactWhitespace(String gbnf, String root) {
+        String rule = root + "-ws ::= ";
+        StringBuilder out = new StringBuilder(gbnf.length());
+        boolean found = false;
+        for (String line : gbnf.split("\n", -1)) {
+            if (line.startsWith(rule)) {
+                line = rule + "\" \"?";
+                found = true;
+            }
+            out.append(line).append('\n');
+        }
+        if (!found) {
+            return gbnf; // no whitespace rule (a schema without objects or arrays)
+        }
+        out.setLength(out.length() - 1);
+        return out.toString();
     }
 
     /**
@@ -65,14 +86,5 @@ public final class ToolGrammar {
      */
     public static Grammar compile(ToolSyntax syntax, List<Function> functions, boolean parallel) {
         return Grammar.parseGbnf(gbnf(syntax, functions, parallel), "root");
-    }
-
-    /** The functions of {@code tools} (OpenAI shape) that {@code choice} allows. */
-    public static List<Function> allowed(List<Map<String, Object>> tools, ToolChoice choice, java.util.function.Function<Object, String> toJson) {
-        return tools.stream()
-                .map(t -> (Map<?, ?>) t.get("function"))
-                .filter(fn -> !(choice instanceof ToolChoice.Named n) || n.name().equals(fn.get("name")))
-                .map(fn -> new Function((String) fn.get("name"), toJson.apply(fn.get("parameters"))))
-                .toList();
     }
 }
