@@ -128,7 +128,11 @@ await check('streaming_run_tools', async () => {
   });
   await runner.done();
   assert(args.length === 1 && validWeather(args[0]), 'streamed helper call ' + JSON.stringify(args));
-  const blocking = await client.chat.completions.create({ ...base, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+  // the same request blocking (runTools sends the one tool it was given): the same seed gives the same call
+  const blocking = await client.chat.completions.create({
+    ...base, tools: [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
   assert(JSON.stringify(JSON.parse(blocking.choices[0].message.tool_calls[0].function.arguments)) === JSON.stringify(args[0]),
     'same seed, streamed ' + JSON.stringify(args[0]) + ' != blocking ' + blocking.choices[0].message.tool_calls[0].function.arguments);
 });
