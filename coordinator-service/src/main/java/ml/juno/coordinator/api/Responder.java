@@ -7,6 +7,7 @@ import java.util.function.Function;
 import ml.juno.coordinator.api.dto.ChunkFormat;
 import ml.juno.coordinator.api.dto.HttpReply;
 import ml.juno.coordinator.api.dto.SseStream;
+import ml.juno.coordinator.api.dto.ToolMapping;
 import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.service.CollectedGeneration;
 import ml.juno.coordinator.service.GenerationOptions;
@@ -35,7 +36,7 @@ final class Responder {
 
     /** As above, chat choices read for tool calls by {@code tools} (null: none). */
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
-                                    RequestKind kind, ChunkFormat format, boolean includeUsage, ml.juno.coordinator.api.dto.ToolMapping.Plan tools) {
+                                    RequestKind kind, ChunkFormat format, boolean includeUsage, ToolMapping.Plan tools) {
         long t0 = System.nanoTime();
         SseStream sse = new SseStream(format, kind == RequestKind.CHAT, options.n(), includeUsage).withTools(tools).open();
         RequestOutput generation = service.start(model, prompt, options, kind, sse);

@@ -6,6 +6,9 @@ import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.coordinator.tools.ToolCall;
+import ml.juno.coordinator.tools.ToolCallStream;
+import ml.juno.coordinator.tools.ToolOutput;
 
 /**
  * Streams a generation as SSE frames: for chats a role chunk per choice first, then content chunks, a finish
@@ -29,7 +32,7 @@ public final class SseStream implements GenerationListener {
     private volatile boolean cutOff;
     private String error;
     /** Per choice, when the answer is read for tool calls; null otherwise. */
-    private ml.juno.coordinator.tools.ToolCallStream[] toolStreams;
+    private ToolCallStream[] toolStreams;
     private ToolMapping.Plan tools;
     /** Characters of a streamed call's arguments per chunk. */
     static final int ARGUMENT_PIECE = 24;
@@ -64,9 +67,9 @@ public final class SseStream implements GenerationListener {
     public SseStream withTools(ToolMapping.Plan plan) {
         if (plan != null && plan.parses()) {
             tools = plan;
-            toolStreams = new ml.juno.coordinator.tools.ToolCallStream[textOffsets.length];
+            toolStreams = new ToolCallStream[textOffsets.length];
             for (int i = 0; i < toolStreams.length; i++) {
-                toolStreams[i] = new ml.juno.coordinator.tools.ToolCallStream(plan.syntax());
+                toolStreams[i] = new ToolCallStream(plan.syntax());
             }
         }
         return this;
@@ -148,13 +151,13 @@ public final class SseStream implements GenerationListener {
     }
 
     private void finishWithTools(int choice, FinishReason reason) {
-        ml.juno.coordinator.tools.ToolCallStream.End end = toolStreams[choice].finish();
+        ToolCallStream.End end = toolStreams[choice].finish();
         if (!end.content().isEmpty()) {
             emit(format.content(choice, end.content()));
         }
-        ml.juno.coordinator.tools.ToolOutput out = tools.parallel() ? end.output() : end.output().firstCallOnly();
+        ToolOutput out = tools.parallel() ? end.output() : end.output().firstCallOnly();
         for (int i = 0; i < out.calls().size(); i++) {
-            ml.juno.coordinator.tools.ToolCall call = out.calls().get(i);
+            ToolCall call = out.calls().get(i);
             emit(format.toolCall(choice, i, call.id(), call.name(), ""));
             String args = call.arguments();
             for (int at = 0; at < args.length(); ) {

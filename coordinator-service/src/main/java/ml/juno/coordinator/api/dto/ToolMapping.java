@@ -34,15 +34,9 @@ public final class ToolMapping {
      * @param shown    the tools the prompt shows (OpenAI shape); empty when there are none or {@code tool_choice} is none
      * @param choice   the request's tool_choice (auto when tools are given without one)
      * @param parallel whether several calls may come back
-     * @param tools    the request's tools
      * @param grammar  for a forced call ({@code required} or a named function), what decoding is constrained to; else null
      */
-    public record Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, List<ChatTool> tools,
-                       Grammar grammar) {
-
-        public Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, List<ChatTool> tools) {
-            this(prompt, shown, choice, parallel, tools, null);
-        }
+    public record Plan(ToolPrompt prompt, List<Map<String, Object>> shown, ToolChoice choice, boolean parallel, Grammar grammar) {
 
         /** {@code options} constrained to this plan's forced call, if it has one. */
         public GenerationOptions constrain(GenerationOptions options) {
@@ -133,7 +127,7 @@ public final class ToolMapping {
                         + "and one of them cannot be: " + e.getMessage());
             }
         }
-        return new Plan(prompt, shown, choice, parallel, tools, grammar);
+        return new Plan(prompt, shown, choice, parallel, grammar);
     }
 
     private static String schemaText(ChatTool t) {

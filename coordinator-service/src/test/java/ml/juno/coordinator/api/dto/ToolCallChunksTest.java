@@ -31,7 +31,7 @@ class ToolCallChunksTest {
 
     static ToolMapping.Plan plan(boolean parallel) {
         return new ToolMapping.Plan(ToolPrompt.of(BuiltinChatTemplate.CHATML.bind("", "")),
-                List.of(java.util.Map.of("type", "function")), ToolChoice.AUTO, parallel, List.of());
+                List.of(java.util.Map.of("type", "function")), ToolChoice.AUTO, parallel, null);
     }
 
     static List<JsonNode> frames(ToolMapping.Plan plan, List<String> pieces, FinishReason reason) throws Exception {
