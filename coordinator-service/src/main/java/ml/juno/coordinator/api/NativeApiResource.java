@@ -230,7 +230,7 @@ public class NativeApiResource {
         }
         Sampling s = r.sampling() != null ? r.sampling() : new Sampling(null, null, null, null, null, null);
         ChatCompletionRequest chat = new ChatCompletionRequest(r.model(), messages, s.maxTokens(), null, s.temperature(), s.topP(),
-                r.stop(), s.seed(), 1, null, null, null, null, null, false, null, null, s.topK(), null, null, s.priority(), null, null, null);
+                r.stop(), s.seed(), 1, null, null, null, null, null, false, null, null, s.topK(), null, null, s.priority(), null, null, null, null, null);
         Set<ConstraintViolation<ChatCompletionRequest>> bad = validator.validate(chat);
         if (!bad.isEmpty()) {
             ConstraintViolation<ChatCompletionRequest> v = bad.stream()

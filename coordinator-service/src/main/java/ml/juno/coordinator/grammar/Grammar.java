@@ -66,6 +66,11 @@ public final class Grammar {
         return parseGbnf(JsonSchemaGrammar.toGbnf(schemaJson, "root"));
     }
 
+    /** {@link #fromJsonSchema(String)} of an already parsed schema. */
+    public static Grammar fromJsonSchema(com.fasterxml.jackson.databind.JsonNode schema) {
+        return parseGbnf(JsonSchemaGrammar.toGbnf(schema, "root"));
+    }
+
     /** Any JSON object ({@code response_format: json_object}). */
     public static Grammar anyJsonObject() {
         return AnyJson.OBJECT;
@@ -125,6 +130,21 @@ public final class Grammar {
             }
         }
         return false;
+    }
+
+    /** True if the class holds every code point of [lo, hi] (lo >= 128). */
+    boolean classContainsAll(int cls, int lo, int hi) {
+        int[] r = ranges[cls];
+        int need = lo;
+        for (int i = 0; i < r.length && need <= hi; i += 2) {
+            if (r[i] > need) {
+                return false;
+            }
+            if (r[i + 1] >= need) {
+                need = r[i + 1] + 1;
+            }
+        }
+        return need > hi;
     }
 
     @Override

@@ -61,6 +61,9 @@ public final class GrammarMatcher {
     private int[] lvChild = new int[64];
     private int[] lvFree = new int[64];   // where the level's next step result goes in sets
     private int[] lvCached = new int[64]; // steps cached at the level
+    private boolean[] lvFix = new boolean[64]; // the level's set is the walk's starting set (see freeAscii)
+    private final long[] freeAscii = new long[2]; // ASCII bytes that lead the starting set back to itself
+    private boolean freeHigh;                     // so do all characters >= U+0080
     private static final int CACHE = 8;   // steps cached per level
     private long[] cacheSig = new long[64 * CACHE];
     private int[] cacheStart = new int[64 * CACHE];
@@ -82,6 +85,16 @@ public final class GrammarMatcher {
 
     public Grammar grammar() {
         return g;
+    }
+
+    /** Stack nodes held (for tests: repetitions must not grow it without bound). */
+    int nodeCount() {
+        return nodes;
+    }
+
+    /** Stacks in the current set. */
+    int stackCount() {
+        return len;
     }
 
     /** True if the text so far is a complete sentence (it may still go on). */
@@ -195,7 +208,17 @@ public final class GrammarMatcher {
         int baseUndo = undoLen;
         int baseNodes = nodes;
         int baseEpoch = tableEpoch;
+        computeFree(trie);
+        final long[] subAscii = trie.subAscii;
+        final byte[] subFlags = trie.subFlags;
+        final int[] subStart = trie.subStart;
+        final int[] subEnd = trie.subEnd;
+        final int[] subTokens = trie.subTokens;
+        final long free0 = freeAscii[0];
+        final long free1 = freeAscii[1];
+        final byte badFlags = freeHigh ? TokenTrie.SUB_BAD_UTF8 : (byte) (TokenTrie.SUB_BAD_UTF8 | TokenTrie.SUB_HIGH);
         int d = 0;
+        lvFix[0] = free0 != 0 || free1 != 0 || freeHigh;
         lvStart[0] = 0;
         lvLen[0] = len;
         lvAcc[0] = utfAcc;
@@ -216,6 +239,15 @@ public final class GrammarMatcher {
                 continue;
             }
             lvChild[d] = c + 1;
+            if (lvFix[d] && (subAscii[2 * c] & ~free0) == 0 && (subAscii[2 * c + 1] & ~free1) == 0
+                    && (subFlags[c] & badFlags) == 0) {
+                // every byte below leads the starting set back to itself: every token of the subtree is allowed
+                for (int k = subStart[c]; k < subEnd[c]; k++) {
+                    int id = subTokens[k];
+                    mask[id >>> 6] |= 1L << (id & 63);
+                }
+                continue;
+            }
             if (rewind(lvNodes[d], lvUndo[d], lvEpoch[d])) { // drop what the previous sibling's subtree made
                 lvEpoch[d] = tableEpoch; // the table was rebuilt: this level's mark is the new epoch's start
                 lvUndo[d] = undoLen;
@@ -337,9 +369,92 @@ public final class GrammarMatcher {
                 lvChild[d] = childStart[c];
                 lvFree[d] = Math.max(lvFree[d - 1], start + n);
                 lvCached[d] = 0;
+                lvFix[d] = lvFix[0] && uLeft == 0 && n == len && sameAsStart(start, n);
             }
         }
         rewind(baseNodes, baseUndo, baseEpoch);
+    }
+
+    /**
+     * Which bytes lead the current set back to itself (inside a JSON string: every character but the quote, the
+     * backslash and controls), so that {@link #fillMask} can take whole subtrees made of them at once. A step's result
+     * depends only on which stacks match, so one step per distinct match pattern decides. Leaves no nodes behind.
+     */
+    private void computeFree(TokenTrie trie) {
+        freeAscii[0] = 0;
+        freeAscii[1] = 0;
+        freeHigh = false;
+        if (len == 0 || len > 64 || utfLeft != 0) {
+            return;
+        }
+        int nodeMark = nodes;
+        int undoMark = undoLen;
+        int epoch = tableEpoch;
+        long seenSig0 = 0;
+        boolean seenSig0Free = false;
+        long lastSig = -1;
+        boolean lastFree = false;
+        for (int b = 0; b < 128; b++) {
+            long sig = signature(b);
+            boolean isFree;
+            if (sig == 0) {
+                isFree = false;
+            } else if (sig == lastSig) {
+                isFree = lastFree;
+            } else {
+                step(0, len, b, len);
+                isFree = outLen == len && sameAsStart(outStart, outLen);
+                lastSig = sig;
+                lastFree = isFree;
+            }
+            if (isFree) {
+                freeAscii[b >>> 6] |= 1L << (b & 63);
+            }
+        }
+        // characters >= U+0080: free if every stack's class takes all of them or none, and the step loops back
+        boolean uniform = true;
+        for (int i = 0; i < len && uniform; i++) {
+            int cls = code[nodePos[sets[i]]];
+            boolean all = g.classMatches(cls, 0x80) && g.classContainsAll(cls, 0x80, GbnfParser.MAX_CODE_POINT);
+            boolean none = !g.classIntersects(cls, 0x80, GbnfParser.MAX_CODE_POINT);
+            uniform = all || none;
+        }
+        if (uniform && signature(0x80) != 0) {
+            step(0, len, 0x80, len);
+            freeHigh = outLen == len && sameAsStart(outStart, outLen);
+        }
+        rewind(nodeMark, undoMark, epoch);
+    }
+
+    private long signature(int cp) {
+        long sig = 0;
+        for (int i = 0; i < len; i++) {
+            if (g.classMatches(code[nodePos[sets[i]]], cp)) {
+                sig |= 1L << i;
+            }
+        }
+        return sig;
+    }
+
+    /** True if {@code sets[start .. start+n)} holds the same stacks as the current set (nodes are hash-consed). */
+    private boolean sameAsStart(int start, int n) {
+        if (n != len) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            int x = sets[start + i];
+            boolean found = false;
+            for (int j = 0; j < len; j++) {
+                if (sets[j] == x) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Advances the set at {@code sets[start .. start+n)} by one code point; the result goes to {@code out..}. */
@@ -510,6 +625,7 @@ public final class GrammarMatcher {
         lvChild = Arrays.copyOf(lvChild, cap);
         lvFree = Arrays.copyOf(lvFree, cap);
         lvCached = Arrays.copyOf(lvCached, cap);
+        lvFix = Arrays.copyOf(lvFix, cap);
         cacheSig = Arrays.copyOf(cacheSig, cap * CACHE);
         cacheStart = Arrays.copyOf(cacheStart, cap * CACHE);
         cacheLen = Arrays.copyOf(cacheLen, cap * CACHE);

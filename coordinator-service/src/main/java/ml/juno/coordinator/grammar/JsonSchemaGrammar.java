@@ -27,8 +27,8 @@ import java.util.TreeSet;
  * <p>What the grammar produces (a subset of the valid documents, documented in docs/architecture.md): properties in
  * the order {@code properties} declares them, required ones always, optional ones or not; no properties beyond the
  * declared ones (as with {@code strict: true}); {@code oneOf} as {@code anyOf}; integers of at most 16 digits,
- * fractions of at most 16, exponents of at most 3; whitespace between tokens of at most one space, tab or newline
- * and 40 spaces or tabs. The start rule takes no leading or trailing whitespace, so a closed root object ends the
+ * fractions of at most 16, exponents of at most 3; at most one space, tab or newline between tokens (compact or
+ * lightly spaced JSON: a small model would otherwise pad with whitespace until max_tokens). The start rule takes no leading or trailing whitespace, so a closed root object ends the
  * text.
  */
 public final class JsonSchemaGrammar {
@@ -100,7 +100,7 @@ public final class JsonSchemaGrammar {
 
     private void primitives() {
         String ws = p + "-ws";
-        rules.append(ws).append(" ::= ([ \\t\\n] [ \\t]{0,40})?\n");
+        rules.append(ws).append(" ::= [ \\t\\n]?\n"); // one at most: a small model would pad without end
         rules.append(p).append("-value ::= ").append(p).append("-object | ").append(p).append("-array | ").append(p)
                 .append("-string | ").append(p).append("-number | \"true\" | \"false\" | \"null\"\n");
         String member = p + "-string " + ws + " \":\" " + ws + " " + p + "-value " + ws;

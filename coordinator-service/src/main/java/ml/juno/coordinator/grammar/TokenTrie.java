@@ -22,6 +22,14 @@ public final class TokenTrie {
     final byte[] label;     // [nodes]
     final int[] tokenStart; // [nodes + 1]
     final int[] tokenIds;   // [tokens in the trie]
+    // subtree summaries, for marking a whole subtree at once where the grammar lets any of its bytes through
+    final long[] subAscii;  // [nodes * 2] the ASCII bytes on the edges of node t's subtree (its own edge included)
+    final byte[] subFlags;  // [nodes] SUB_HIGH: a byte >= 0x80 in the subtree; SUB_BAD_UTF8: a path through it is not UTF-8
+    final int[] subStart;   // [nodes] node t's subtree's tokens are subTokens[subStart[t] .. subEnd[t])
+    final int[] subEnd;
+    final int[] subTokens;  // [tokens in the trie] in depth-first order
+    static final byte SUB_HIGH = 1;
+    static final byte SUB_BAD_UTF8 = 2;
     private final byte[][] pieces; // [vocab]
     private final int vocab;
 
@@ -32,6 +40,81 @@ public final class TokenTrie {
         this.tokenIds = tokenIds;
         this.pieces = pieces;
         this.vocab = pieces.length;
+        int nodes = label.length;
+        subAscii = new long[nodes * 2];
+        subFlags = new byte[nodes];
+        subStart = new int[nodes];
+        subEnd = new int[nodes];
+        subTokens = new int[tokenIds.length];
+        // UTF-8 validity of the path to each node (breadth-first order: parents first); state = continuation bytes due
+        byte[] due = new byte[nodes];
+        boolean[] bad = new boolean[nodes];
+        for (int t = 0; t < nodes; t++) {
+            for (int c = childStart[t]; c < childStart[t + 1]; c++) {
+                int b = label[c] & 0xFF;
+                if (bad[t]) {
+                    bad[c] = true;
+                } else if (due[t] > 0) {
+                    bad[c] = (b & 0xC0) != 0x80;
+                    due[c] = (byte) (due[t] - 1);
+                } else if (b < 0x80) {
+                    due[c] = 0;
+                } else if (b >= 0xC2 && b <= 0xDF) {
+                    due[c] = 1;
+                } else if ((b & 0xF0) == 0xE0) {
+                    due[c] = 2;
+                } else if (b >= 0xF0 && b <= 0xF4) {
+                    due[c] = 3;
+                } else {
+                    bad[c] = true;
+                }
+            }
+        }
+        // children have higher ids than parents: summaries bottom-up in reverse id order
+        for (int t = nodes - 1; t >= 0; t--) {
+            int b = label[t] & 0xFF;
+            if (t > 0) {
+                if (b < 0x80) {
+                    subAscii[2 * t + (b >>> 6)] |= 1L << (b & 63);
+                } else {
+                    subFlags[t] |= SUB_HIGH;
+                }
+                if (bad[t]) {
+                    subFlags[t] |= SUB_BAD_UTF8;
+                }
+            }
+            for (int c = childStart[t]; c < childStart[t + 1]; c++) {
+                subAscii[2 * t] |= subAscii[2 * c];
+                subAscii[2 * t + 1] |= subAscii[2 * c + 1];
+                subFlags[t] |= subFlags[c];
+            }
+        }
+        // depth-first token order, so that a subtree's tokens are one range (iterative, the trie may be deep)
+        int[] stack = new int[nodes];
+        int[] next = new int[nodes];
+        int sp = 0;
+        int k = 0;
+        stack[0] = 0;
+        next[0] = childStart[0];
+        subStart[0] = 0;
+        for (int i = tokenStart[0]; i < tokenStart[1]; i++) {
+            subTokens[k++] = tokenIds[i];
+        }
+        while (sp >= 0) {
+            int t = stack[sp];
+            if (next[sp] < childStart[t + 1]) {
+                int c = next[sp]++;
+                subStart[c] = k;
+                for (int i = tokenStart[c]; i < tokenStart[c + 1]; i++) {
+                    subTokens[k++] = tokenIds[i];
+                }
+                stack[++sp] = c;
+                next[sp] = childStart[c];
+            } else {
+                subEnd[t] = k;
+                sp--;
+            }
+        }
     }
 
     /**

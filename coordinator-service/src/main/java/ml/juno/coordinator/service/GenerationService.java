@@ -195,7 +195,9 @@ public class GenerationService {
 
     private static List<String> stopStrings(InferenceEngine engine, PromptInput prompt, GenerationOptions options) {
         Set<String> stops = new LinkedHashSet<>(options.stopStrings());
-        if (prompt instanceof PromptInput.Chat) {
+        // a grammar decides where the text ends (end of generation only where it accepts): the template's end-of-turn
+        // strings could otherwise cut a sentence of it, say a JSON string that happens to contain one
+        if (prompt instanceof PromptInput.Chat && options.grammar() == null) {
             for (String s : engine.chatTemplate().stopStrings()) {
                 if (!s.isEmpty()) {
                     stops.add(s);

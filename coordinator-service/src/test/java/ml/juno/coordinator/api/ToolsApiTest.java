@@ -147,6 +147,7 @@ class ToolsApiTest {
         "\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"nope\"}}," + TOOLS + "," + USER + "| tool_choice",
         "\"tool_choice\":\"sometimes\"," + TOOLS + "," + USER + "| tool_choice",
         "\"logprobs\":true," + TOOLS + "," + USER + "| logprobs",
+        "\"tool_choice\":\"required\",\"response_format\":{\"type\":\"json_object\"}," + TOOLS + "," + USER + "| tool_choice",
         "\"tools\":[{\"type\":\"retrieval\",\"function\":{\"name\":\"f\"}}]," + USER + "| tools[0].type",
         "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"bad name\"}}]," + USER + "| tools[0].function.name",
         "\"messages\":[{\"role\":\"tool\",\"content\":\"21\"}]," + TOOLS + "| messages[0].tool_call_id",

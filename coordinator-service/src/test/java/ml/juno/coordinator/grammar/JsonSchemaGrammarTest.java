@@ -61,7 +61,7 @@ class JsonSchemaGrammarTest {
                 ok("{ \"name\": \"Bo\", \"age\": -2, \"email\": \"bo@x.org\" }"),
                 ok("{\"name\":\"C\",\"age\":0,\"tags\":[],\"role\":null}"),
                 ok("{\"name\":\"D\",\"age\":7,\"tags\":[\"a\",\"b\",\"c\"],\"role\":\"admin\"}"),
-                ok("{\n  \"name\": \"E\\\"q\\\"\",\n  \"age\": 12,\n  \"role\": \"user\"\n}"),
+                ok("{\n\"name\": \"E\\\"q\\\"\",\n\"age\": 12,\t\"role\": \"user\"\n}"),
                 bad("{\"name\":\"Ann\"}"),                              // age missing
                 bad("{\"age\":3}"),                                     // name missing
                 bad("{\"name\":\"\",\"age\":3}"),                       // minLength 1
@@ -74,7 +74,8 @@ class JsonSchemaGrammarTest {
                 bad("{\"name\":\"A\",\"age\":3,\"nick\":\"x\"}"),       // additionalProperties false
                 bad("{\"name\":\"A\",\"age\":3,}"),                     // trailing comma
                 bad("{\"name\":\"A\",\"age\":3} "),                     // nothing may follow the root
-                bad("[\"name\",\"A\"]")));
+                bad("[\"name\",\"A\"]"),
+                bad("{\"name\":\"A\",  \"age\":3}")));                 // the documented limit: one whitespace between tokens
     }
 
     static final String NESTED = """

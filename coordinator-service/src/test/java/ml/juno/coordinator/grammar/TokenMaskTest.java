@@ -53,16 +53,21 @@ class TokenMaskTest {
              "properties":{"name":{"type":"string","maxLength":12},"n":{"type":"integer"},"ok":{"type":"boolean"},
                            "tags":{"type":"array","items":{"enum":["x","yz"]}}}}
             """;
+    /** With an unbounded string too (where the walk takes whole subtrees at once). */
+    static final String SCHEMA_WITH_NOTE = SCHEMA.replace("]}}}}", "]}},\"note\":{\"type\":\"string\"}}}");
 
     @ParameterizedTest
     @ValueSource(strings = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"})
     void mask_equalsFeedingEveryTokenOnItsOwn(String vocab) {
         Tokenizer t = tokenizer(vocab);
-        Grammar g = Grammar.fromJsonSchema(SCHEMA);
+        Grammar g = Grammar.fromJsonSchema(SCHEMA_WITH_NOTE);
+        assertTrue(g.acceptsPrefix("{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\""), g.gbnf());
         GrammarConstraint c = constraint(t, g);
         long[] mask = new long[(t.size() + 63) / 64];
         for (String prefix : new String[] {"", "{\"na", "{\"name\":\"h\u00e9", "{\"name\":\"abc\",\"n\":1",
-                "{\"name\":\"\",\"n\":3,\"ok\":false,\"tags\":[\"x\","}) {
+                "{\"name\":\"\",\"n\":3,\"ok\":false,\"tags\":[\"x\",",
+                // inside an unbounded string: the walk takes whole subtrees at once there
+                "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"ab", "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"\u00e9 \\n"}) {
             GrammarMatcher m = g.newMatcher();
             assertTrue(m.advance(prefix.getBytes(StandardCharsets.UTF_8)), prefix);
             c.fillMask(m, mask);

@@ -37,6 +37,8 @@ public record ChatCompletionRequest(
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
         @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @JsonProperty("response_format") @Valid ResponseFormat responseFormat,
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar,
         @Size(max = 128) List<@NotNull @Valid ChatTool> tools,
         @JsonProperty("tool_choice") @JsonDeserialize(using = ToolChoiceField.class) ml.juno.coordinator.tools.ToolChoice toolChoice,
         @JsonProperty("parallel_tool_calls") Boolean parallelToolCalls) implements SamplingFields {

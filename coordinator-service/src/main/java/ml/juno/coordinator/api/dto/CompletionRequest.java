@@ -36,7 +36,8 @@ public record CompletionRequest(
         @JsonProperty("top_k") @JsonAlias("x_juno_top_k") @Min(0) Integer topK,
         @JsonProperty("min_p") @DecimalMin("0") @DecimalMax("1") Double minP,
         @JsonProperty("repetition_penalty") @DecimalMin(value = "0", inclusive = false) @DecimalMax("10") Double repetitionPenalty,
-        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority) implements SamplingFields {
+        @JsonAlias("x_juno_priority") @Min(-1_000_000) @Max(1_000_000) Integer priority,
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar) implements SamplingFields {
 
     public int tokenLimit() {
         return maxTokens != null ? maxTokens : Limits.DEFAULT_COMPLETION_TOKENS;

@@ -47,7 +47,7 @@ public final class RequestMapping {
             throw new InvalidRequestException("top_logprobs", "top_logprobs requires logprobs to be true");
         }
         int limit = r.maxCompletionTokens() != null || r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
-        return options(r, limit, r.logprobCount(), defaults);
+        return options(r, limit, r.logprobCount(), defaults).withGrammar(GrammarMapping.of(r.responseFormat(), r.grammar()));
     }
 
     public static GenerationOptions completionOptions(CompletionRequest r) {
@@ -60,7 +60,7 @@ public final class RequestMapping {
             throw new InvalidRequestException("echo", "echo is not supported");
         }
         int limit = r.maxTokens() != null || defaults.maxTokens() == null ? r.tokenLimit() : defaults.maxTokens();
-        return options(r, limit, r.logprobCount(), defaults);
+        return options(r, limit, r.logprobCount(), defaults).withGrammar(GrammarMapping.gbnf(r.grammar()));
     }
 
     private static GenerationOptions options(SamplingFields r, int maxTokens, int logprobs, RequestDefaults defaults) {
