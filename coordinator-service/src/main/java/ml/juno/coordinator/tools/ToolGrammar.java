@@ -52,31 +52,9 @@ public final class ToolGrammar {
             }
             sb.append("tc-f").append(i).append(" ::= \"{\\\"name\\\": \\\"").append(f.name()).append("\\\", \\\"")
                     .append(argumentsKey).append("\\\": \" tc-f").append(i).append("-args \"}\"\n");
-            sb.append(compactWhitespace(JsonSchemaGrammar.toGbnf(f.parametersSchema(), "tc-f" + i + "-args"), "tc-f" + i + "-args"));
+            sb.append(JsonSchemaGrammar.toGbnf(f.parametersSchema(), "tc-f" + i + "-args"));
         }
         return sb.toString();
-    }
-
-    /**
-     * Arguments come back as compact JSON anyway, and a small model given room for 40 spaces between JSON tokens spends
-     * its tokens there: the schema grammar's whitespace rule ({@code <root>-ws}) is narrowed to one optional space.
-     */
-    static String compactWhitespace(String gbnf, String root) {
-        String rule = root + "-ws ::= ";
-        StringBuilder out = new StringBuilder(gbnf.length());
-        boolean found = false;
-        for (String line : gbnf.split("\n", -1)) {
-            if (line.startsWith(rule)) {
-                line = rule + "\" \"?";
-                found = true;
-            }
-            out.append(line).append('\n');
-        }
-        if (!found) {
-            return gbnf; // no whitespace rule (a schema without objects or arrays)
-        }
-        out.setLength(out.length() - 1);
-        return out.toString();
     }
 
     /**
