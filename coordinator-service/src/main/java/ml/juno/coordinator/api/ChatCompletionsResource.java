@@ -18,6 +18,8 @@ import ml.juno.coordinator.api.dto.Replies;
 import ml.juno.coordinator.api.dto.RequestDefaults;
 import ml.juno.coordinator.api.dto.RequestMapping;
 import ml.juno.coordinator.api.dto.ResponseIds;
+import ml.juno.coordinator.api.dto.ToolMapping;
+import ml.juno.coordinator.service.PromptInput;
 import ml.juno.coordinator.service.GenerationOptions;
 import ml.juno.coordinator.service.GenerationService;
 import ml.juno.coordinator.service.JunoConfig;
@@ -60,17 +62,19 @@ public class ChatCompletionsResource {
             schema = @Schema(implementation = ErrorResponse.class)))
     public RestMulti<String> create(@Valid @NotNull ChatCompletionRequest request) {
         ServedModel model = service.model(request.model());
-        GenerationOptions options = RequestMapping.chatOptions(request, defaults);
+        ToolMapping.Plan tools = ToolMapping.plan(request, model.engine().chatTemplate());
+        GenerationOptions options = tools.constrain(RequestMapping.chatOptions(request, defaults));
+        PromptInput.Chat prompt = tools.prompt(ToolMapping.messages(request));
         String id = ResponseIds.chat();
         long created = System.currentTimeMillis() / 1000;
         if (request.streaming()) {
             ChunkFormat format = new ChunkFormat(json, model.engine().tokenizer(), true, id, created, model.id(), model.fingerprint(),
                     request.wantsUsageChunk());
-            return Responder.stream(service, model, RequestMapping.chatPrompt(request), options, RequestKind.CHAT, format,
-                    request.wantsUsageChunk());
+            return Responder.stream(service, model, prompt, options, RequestKind.CHAT, format,
+                    request.wantsUsageChunk(), tools);
         }
         Replies replies = new Replies(json);
-        return Responder.whole(service, model, RequestMapping.chatPrompt(request), options, RequestKind.CHAT,
-                r -> replies.chat(id, created, model, r, options.logprobs() >= 0));
+        return Responder.whole(service, model, prompt, options, RequestKind.CHAT,
+                r -> replies.chat(id, created, model, r, options.logprobs() >= 0, tools));
     }
 }

@@ -71,7 +71,7 @@ public class CompletionsResource {
         if (request.streaming()) {
             ChunkFormat format = new ChunkFormat(json, model.engine().tokenizer(), false, id, created, model.id(), model.fingerprint(),
                     request.wantsUsageChunk());
-            return Responder.stream(service, model, prompts, options, RequestKind.COMPLETION, format, request.wantsUsageChunk(), echo);
+            return Responder.stream(service, model, prompts, options, RequestKind.COMPLETION, format, request.wantsUsageChunk(), echo, null);
         }
         int n = options.n();
         int generated = request.generatedPerPrompt();

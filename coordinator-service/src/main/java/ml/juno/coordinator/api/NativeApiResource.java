@@ -231,11 +231,11 @@ public class NativeApiResource {
             if (r.prompt() == null || r.prompt().isEmpty()) {
                 throw new InvalidRequestException("messages", "messages (or prompt) is required");
             }
-            messages = List.of(new ChatMessageIn("user", r.prompt(), null));
+            messages = List.of(new ChatMessageIn("user", r.prompt(), null, null, null));
         }
         Sampling s = r.sampling() != null ? r.sampling() : new Sampling(null, null, null, null, null, null);
         ChatCompletionRequest chat = new ChatCompletionRequest(r.model(), messages, s.maxTokens(), null, s.temperature(), s.topP(),
-                r.stop(), s.seed(), 1, null, null, null, null, null, false, null, null, s.topK(), null, null, s.priority(), null, null);
+                r.stop(), s.seed(), 1, null, null, null, null, null, false, null, null, s.topK(), null, null, s.priority(), null, null, null, null, null);
         Set<ConstraintViolation<ChatCompletionRequest>> bad = validator.validate(chat);
         if (!bad.isEmpty()) {
             ConstraintViolation<ChatCompletionRequest> v = bad.stream()

@@ -8,6 +8,7 @@ import java.util.function.Function;
 import ml.juno.coordinator.api.dto.ChunkFormat;
 import ml.juno.coordinator.api.dto.HttpReply;
 import ml.juno.coordinator.api.dto.SseStream;
+import ml.juno.coordinator.api.dto.ToolMapping;
 import ml.juno.coordinator.engine.RequestOutput;
 import ml.juno.coordinator.service.CollectedGeneration;
 import ml.juno.coordinator.service.GenerationOptions;
@@ -31,19 +32,25 @@ final class Responder {
 
     static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
                                     RequestKind kind, ChunkFormat format, boolean includeUsage) {
-        return stream(service, model, List.of(prompt), options, kind, format, includeUsage, null);
+        return stream(service, model, List.of(prompt), options, kind, format, includeUsage, null, null);
+    }
+
+    /** As above, chat choices read for tool calls by {@code tools} (null: none). */
+    static RestMulti<String> stream(GenerationService service, ServedModel model, PromptInput prompt, GenerationOptions options,
+                                    RequestKind kind, ChunkFormat format, boolean includeUsage, ToolMapping.Plan tools) {
+        return stream(service, model, List.of(prompt), options, kind, format, includeUsage, null, tools);
     }
 
     /**
      * As above for several prompts ({@code options.n()} choices each); {@code echo}: the text each prompt's choices start
-     * with (completions' {@code echo}), or null.
+     * with (completions' {@code echo}), or null; {@code tools}: chat choices read for tool calls, or null.
      */
     static RestMulti<String> stream(GenerationService service, ServedModel model, List<PromptInput> prompts,
                                     GenerationOptions options, RequestKind kind, ChunkFormat format, boolean includeUsage,
-                                    List<String> echo) {
+                                    List<String> echo, ToolMapping.Plan tools) {
         long t0 = System.nanoTime();
         SseStream sse = new SseStream(format, kind == RequestKind.CHAT, prompts.size() * options.n(), includeUsage)
-                .echo(echo, options.n(), options.promptLogprobs()).open();
+                .echo(echo, options.n(), options.promptLogprobs()).withTools(tools).open();
         RequestOutput generation = service.start(model, prompts, options, kind, sse);
         return RestMulti.fromMultiData(sse.frames(generation::cancel))
                 .header("Content-Type", "text/event-stream; charset=utf-8")

@@ -177,7 +177,7 @@ public class GenerationService {
         try {
             int[] tokens = switch (prompt) {
                 case PromptInput.Chat chat -> ChatTemplates.encodePrompt(tokenizer,
-                        fitting(engine.chatTemplate().render(new ChatRequest(chat.messages(), true)), served, param, context));
+                        fitting(engine.chatTemplate().render(new ChatRequest(chat.messages(), true, chat.tools())), served, param, context));
                 case PromptInput.Text text -> tokenizer.encode(fitting(text.text(), served, param, context));
                 case PromptInput.Tokens ids -> ids.ids(); // checked against the vocabulary by the scheduler
             };

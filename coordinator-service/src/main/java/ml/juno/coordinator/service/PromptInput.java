@@ -1,15 +1,25 @@
 package ml.juno.coordinator.service;
 
 import java.util.List;
+import java.util.Map;
 import ml.juno.coordinator.tokenizer.ChatMessage;
 
 /** What a request asks the model to continue: a chat, a text, or token ids. */
 public sealed interface PromptInput {
 
-    /** A conversation, rendered with the model's chat template. */
-    record Chat(List<ChatMessage> messages) implements PromptInput {
+    /**
+     * A conversation, rendered with the model's chat template.
+     *
+     * @param tools tool descriptions (OpenAI shape) the template renders itself; empty for none
+     */
+    record Chat(List<ChatMessage> messages, List<Map<String, Object>> tools) implements PromptInput {
         public Chat {
             messages = List.copyOf(messages);
+            tools = tools == null ? List.of() : List.copyOf(tools);
+        }
+
+        public Chat(List<ChatMessage> messages) {
+            this(messages, List.of());
         }
     }
 

@@ -24,7 +24,22 @@ public record ChatCompletion(@Schema(description = "Completion id, chatcmpl-….
                          @JsonProperty("finish_reason") String finishReason) {
     }
 
+    /** {@code content} is null when the answer is only tool calls; {@code tool_calls} is left out when there are none. */
     public record Message(@Schema(description = "Always assistant.") String role,
-                          @Schema(description = "The generated text, without the stop string that ended it.") String content) {
+                          @Schema(description = "The generated text, without the stop string that ended it; null when the answer is only tool calls.")
+                          @JsonInclude(JsonInclude.Include.ALWAYS) String content,
+                          @Schema(description = "The calls the model made (tools), each with an id; absent when none.")
+                          @JsonProperty("tool_calls") @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ToolCallOut> toolCalls) {
+        public Message(String role, String content) {
+            this(role, content, List.of());
+        }
+    }
+
+    /** A call in a whole answer: {@code {"id":"call_…","type":"function","function":{"name":…,"arguments":"{…}"}}}. */
+    public record ToolCallOut(String id, String type, FunctionOut function) {
+    }
+
+    /** @param arguments the arguments as a JSON string */
+    public record FunctionOut(String name, String arguments) {
     }
 }

@@ -27,6 +27,23 @@ public record ChatCompletionChunk(@Schema(description = "Completion id, the same
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Delta(@Schema(description = "assistant, in each choice's first chunk only.") String role,
-                        @Schema(description = "Text added by this chunk.") String content) {
+                        @Schema(description = "Text added by this chunk.") String content,
+                        @Schema(description = "Pieces of tool calls: the first of call index i has its id, type and name, the next ones argument fragments.")
+                        @JsonProperty("tool_calls") List<ToolCallDelta> toolCalls) {
+        public Delta(String role, String content) {
+            this(role, content, null);
+        }
+    }
+
+    /**
+     * A piece of a streamed call, as OpenAI sends them: the first piece of call {@code index} has its id, type and
+     * name (and empty arguments), the next ones only argument fragments.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record ToolCallDelta(int index, String id, String type, FunctionDelta function) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record FunctionDelta(String name, String arguments) {
     }
 }

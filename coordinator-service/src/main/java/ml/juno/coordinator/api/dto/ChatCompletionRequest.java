@@ -62,7 +62,13 @@ public record ChatCompletionRequest(
         @Schema(description = "{\"type\":\"text\"} (default), {\"type\":\"json_object\"} or {\"type\":\"json_schema\",\"json_schema\":{\"name\",\"schema\",\"strict\"}}: decoding is constrained so the answer parses (and validates against the schema).")
         @JsonProperty("response_format") @Valid ResponseFormat responseFormat,
         @Schema(description = "Juno extension (llama.cpp server): a GBNF grammar the answer must follow; not with response_format.")
-        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar) implements SamplingFields {
+        @Size(max = GrammarMapping.MAX_GRAMMAR_CHARS) String grammar,
+        @Schema(description = "Functions the model may call (type function: name, description, parameters JSON schema), rendered through the model's chat template (docs/tools.md).")
+        @Size(max = 128) List<@NotNull @Valid ChatTool> tools,
+        @Schema(description = "auto (default with tools), none, required, or {\"type\":\"function\",\"function\":{\"name\":…}}; required and a named function constrain decoding to a valid call.")
+        @JsonProperty("tool_choice") @JsonDeserialize(using = ToolChoiceField.class) ml.juno.coordinator.tools.ToolChoice toolChoice,
+        @Schema(description = "false: at most one call per answer. Default true.")
+        @JsonProperty("parallel_tool_calls") Boolean parallelToolCalls) implements SamplingFields {
 
     /** {@code max_completion_tokens} wins over the deprecated {@code max_tokens}; 0 = until the context is full. */
     public int tokenLimit() {

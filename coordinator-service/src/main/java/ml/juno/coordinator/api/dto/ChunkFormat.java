@@ -106,10 +106,25 @@ public final class ChunkFormat {
 
     /** The last chunk of a choice: empty delta, the finish reason. */
     public String finish(int index, FinishReason reason) {
+        return finish(index, reason.wireName());
+    }
+
+    /** The last chunk of a choice, with a wire finish reason ({@code tool_calls} has no {@link FinishReason}). */
+    public String finish(int index, String wireReason) {
         if (chat) {
-            return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta(null, null), null, reason.wireName()));
+            return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta(null, null), null, wireReason));
         }
-        return textChunk(new TextCompletion.Choice("", index, null, reason.wireName()));
+        return textChunk(new TextCompletion.Choice("", index, null, wireReason));
+    }
+
+    /**
+     * One piece of tool call {@code callIndex} of choice {@code index}: with {@code id} (and {@code name}, empty
+     * {@code arguments}) for its first piece, else an arguments fragment alone.
+     */
+    public String toolCall(int index, int callIndex, String id, String name, String arguments) {
+        ChatCompletionChunk.ToolCallDelta call = new ChatCompletionChunk.ToolCallDelta(callIndex, id, id != null ? "function" : null,
+                new ChatCompletionChunk.FunctionDelta(name, arguments));
+        return chatChunk(new ChatCompletionChunk.Choice(index, new ChatCompletionChunk.Delta(null, null, List.of(call)), null, null));
     }
 
     /** {@code stream_options.include_usage}: empty {@code choices} and the request's usage. */

@@ -28,18 +28,9 @@ public final class RequestMapping {
     private RequestMapping() {
     }
 
+    /** The request's messages as the chat template takes them (checked: {@link ToolMapping#messages}). */
     public static PromptInput.Chat chatPrompt(ChatCompletionRequest r) {
-        List<ChatMessage> messages = new ArrayList<>(r.messages().size());
-        for (int i = 0; i < r.messages().size(); i++) {
-            ChatMessageIn m = r.messages().get(i);
-            if (m.content() == null && !"assistant".equals(m.role()) && !"tool".equals(m.role())) {
-                throw new InvalidRequestException("messages[" + i + "].content",
-                        "Invalid 'messages[" + i + "].content': a " + m.role() + " message needs content");
-            }
-            // "developer" is OpenAI's newer name for the system role; chat templates know "system"
-            messages.add(new ChatMessage("developer".equals(m.role()) ? "system" : m.role(), m.content()));
-        }
-        return new PromptInput.Chat(messages);
+        return new PromptInput.Chat(ToolMapping.messages(r));
     }
 
     public static GenerationOptions chatOptions(ChatCompletionRequest r) {

@@ -7,6 +7,9 @@ import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.sampling.FinishReason;
 import ml.juno.coordinator.sampling.TokenLogprobs;
 import ml.juno.coordinator.scheduler.Usage;
+import ml.juno.coordinator.tools.ToolCall;
+import ml.juno.coordinator.tools.ToolCallStream;
+import ml.juno.coordinator.tools.ToolOutput;
 
 /**
  * Streams a generation as SSE frames: for chats a role chunk per choice first, then content chunks, a finish
@@ -32,6 +35,11 @@ public final class SseStream implements GenerationListener {
     private List<String> echo;  // completions' echo: the text of each prompt, or null
     private int perPrompt = 1;
     private boolean echoLogprobs;
+    /** Per choice, when the answer is read for tool calls; null otherwise. */
+    private ToolCallStream[] toolStreams;
+    private ToolMapping.Plan tools;
+    /** Characters of a streamed call's arguments per chunk. */
+    static final int ARGUMENT_PIECE = 24;
 
     public SseStream(ChunkFormat format, boolean chat, int choices, boolean includeUsage) {
         this(format, chat, choices, includeUsage, MAX_PENDING_FRAMES);
@@ -83,6 +91,21 @@ public final class SseStream implements GenerationListener {
         }
     }
 
+    /**
+     * Reads each choice for tool calls ({@code plan.parses()}): content that cannot be a call streams as it comes, a
+     * call goes out when its choice ends, as {@code tool_calls} deltas, and the choice finishes with {@code tool_calls}.
+     */
+    public SseStream withTools(ToolMapping.Plan plan) {
+        if (plan != null && plan.parses()) {
+            tools = plan;
+            toolStreams = new ToolCallStream[textOffsets.length];
+            for (int i = 0; i < toolStreams.length; i++) {
+                toolStreams[i] = new ToolCallStream(plan.syntax());
+            }
+        }
+        return this;
+    }
+
     /** The frames, for one subscriber; cancelling it (the client hung up) runs {@code onCancel}. */
     public Multi<String> frames(Runnable onCancel) {
         return frames.onItem().invoke(pending::decrementAndGet).onCancellation().invoke(onCancel);
@@ -114,6 +137,10 @@ public final class SseStream implements GenerationListener {
 
     @Override
     public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
+        if (toolStreams != null) {
+            onText(choice, text);
+            return;
+        }
         if (logprobs != null && logprobs.tokenId() >= 0) {
             emit(format.content(choice, text, logprobs, textOffsets[choice]));
         } else if (!text.isEmpty()) {
@@ -124,6 +151,9 @@ public final class SseStream implements GenerationListener {
 
     @Override
     public void onText(int choice, String text) {
+        if (toolStreams != null) {
+            text = toolStreams[choice].feed(text);
+        }
         if (!text.isEmpty()) {
             emit(format.content(choice, text));
             textOffsets[choice] += text.length();
@@ -141,8 +171,36 @@ public final class SseStream implements GenerationListener {
             case CANCELLED -> {
                 // the client is gone, or another choice failed: nothing useful to say for this one
             }
-            default -> emit(format.finish(choice, reason));
+            default -> {
+                if (toolStreams != null) {
+                    finishWithTools(choice, reason);
+                } else {
+                    emit(format.finish(choice, reason));
+                }
+            }
         }
+    }
+
+    private void finishWithTools(int choice, FinishReason reason) {
+        ToolCallStream.End end = toolStreams[choice].finish();
+        if (!end.content().isEmpty()) {
+            emit(format.content(choice, end.content()));
+        }
+        ToolOutput out = tools.parallel() ? end.output() : end.output().firstCallOnly();
+        for (int i = 0; i < out.calls().size(); i++) {
+            ToolCall call = out.calls().get(i);
+            emit(format.toolCall(choice, i, call.id(), call.name(), ""));
+            String args = call.arguments();
+            for (int at = 0; at < args.length(); ) {
+                int to = Math.min(args.length(), at + ARGUMENT_PIECE);
+                if (to < args.length() && Character.isHighSurrogate(args.charAt(to - 1))) {
+                    to++; // never split a character
+                }
+                emit(format.toolCall(choice, i, null, null, args.substring(at, to)));
+                at = to;
+            }
+        }
+        emit(format.finish(choice, Replies.finishReason(reason, out)));
     }
 
     @Override
