@@ -5,7 +5,8 @@
 // screen, and no page error, console error, failed request or request leaving the server along the way.
 // Usage: node console-flow.mjs URL PROFILE_DIR SCREENSHOT_DIR EXPECTED_JSON_MODE
 //   EXPECTED_JSON_MODE: what the server does with response_format json_object, probed by the caller:
-//   "parses" (a JSON answer), "refused" (a 400), or "ignored" (plain text): the console must show the same.
+//   "parses" (a JSON answer), "cut" (max_tokens ended it inside the object, marked cut off), "refused" (a 400), or
+//   "ignored" (plain text): the console must show the same.
 // Prints "ok console-flow | …" or "FAIL console-flow: …"; exit 1 on failure.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -244,7 +245,7 @@ try {
   } else {
     let parsed = true;
     try { JSON.parse(last.raw); } catch (e) { parsed = false; }
-    jsonState = parsed ? 'parses' : 'ignored';
+    jsonState = parsed ? 'parses' : last.finish === 'length' && last.raw.trim().startsWith('{') ? 'cut' : 'ignored';
     const badge = await page.textContent('#log .msg.assistant .json-valid, #log .msg.assistant .json-invalid').catch(() => '');
     check(badge === (parsed ? 'valid JSON' : 'not valid JSON'), 'JSON badge says ' + JSON.stringify(badge) + ' for ' + JSON.stringify(last.raw));
     check(await page.isVisible('#log .msg.assistant pre code.language-json'), 'JSON answer not shown as a code block');
