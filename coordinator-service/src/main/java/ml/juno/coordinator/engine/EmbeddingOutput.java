@@ -52,7 +52,7 @@ public final class EmbeddingOutput implements TokenEvents {
         try {
             r = loop.submitEmbedding(request, this, this);
         } catch (RuntimeException e) {
-            cancel();
+            refused("an input was refused: " + e.getMessage());
             throw e;
         }
         if (r instanceof SubmitResult.Accepted a) {
@@ -60,9 +60,20 @@ public final class EmbeddingOutput implements TokenEvents {
                 ids.add(a.sequenceId());
             }
         } else {
-            cancel();
+            refused("the queue is full");
         }
         return r;
+    }
+
+    /** The request fails (even where its earlier inputs have already finished) and those still running are cancelled. */
+    private void refused(String why) {
+        synchronized (this) {
+            if (failure == null) {
+                failure = why;
+            }
+            notifyAll();
+        }
+        cancel();
     }
 
     /** Cancels every input still running (the client went away, or an input was refused). */
