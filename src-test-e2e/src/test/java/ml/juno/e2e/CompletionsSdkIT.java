@@ -32,14 +32,6 @@ class CompletionsSdkIT {
 
     @Test
     void openAiSdk_completionsAndStreamShape() throws Exception {
-        NodeScripts.Result r = NodeScripts.run("completions-check.mjs", Duration.ofMinutes(3), server.url("/v1").toString(),
-                LocalServer.MODEL_ID);
-        List<String> checks = r.checks();
-        for (String name : CHECKS) {
-            assertTrue(checks.contains("ok " + name), name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
-        }
-        assertEquals(CHECKS.size(), checks.size(), r.output());
-        assertEquals(0, r.exitCode(), r.output());
-        assertTrue(server.process().isAlive());
+        NodeScripts.assertEveryCheckPasses("completions-check.mjs", Duration.ofMinutes(3), server, CHECKS);
     }
 }

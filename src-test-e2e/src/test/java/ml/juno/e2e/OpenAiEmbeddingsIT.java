@@ -32,14 +32,6 @@ class OpenAiEmbeddingsIT {
 
     @Test
     void openAiSdk_embeddings_passEveryCheckAgainstThePackagedServer() throws Exception {
-        NodeScripts.Result r = NodeScripts.run("embeddings-check.mjs", Duration.ofMinutes(2), server.url("/v1").toString(),
-                LocalServer.MODEL_ID);
-        List<String> checks = r.checks();
-        for (String name : CHECKS) {
-            assertTrue(checks.contains("ok " + name), name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
-        }
-        assertEquals(CHECKS.size(), checks.size(), r.output());
-        assertEquals(0, r.exitCode(), r.output());
-        assertTrue(server.process().isAlive());
+        NodeScripts.assertEveryCheckPasses("embeddings-check.mjs", Duration.ofMinutes(2), server, CHECKS);
     }
 }

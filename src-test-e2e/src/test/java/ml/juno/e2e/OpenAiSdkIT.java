@@ -31,13 +31,6 @@ class OpenAiSdkIT {
 
     @Test
     void openAiSdk_passesEveryCheckAgainstThePackagedServer() throws Exception {
-        NodeScripts.Result r = NodeScripts.run("sdk-check.mjs", Duration.ofMinutes(3), server.url("/v1").toString(), LocalServer.MODEL_ID);
-        List<String> checks = r.checks();
-        for (String name : CHECKS) {
-            assertTrue(checks.contains("ok " + name), name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
-        }
-        assertEquals(CHECKS.size(), checks.size(), r.output());
-        assertEquals(0, r.exitCode(), r.output());
-        assertTrue(server.process().isAlive());
+        NodeScripts.assertEveryCheckPasses("sdk-check.mjs", Duration.ofMinutes(3), server, CHECKS);
     }
 }

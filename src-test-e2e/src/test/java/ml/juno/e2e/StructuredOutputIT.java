@@ -32,13 +32,6 @@ class StructuredOutputIT {
 
     @Test
     void structuredOutput_parsesAndValidatesThroughTheSdk() throws Exception {
-        NodeScripts.Result r = NodeScripts.run("structured-check.mjs", Duration.ofMinutes(4), server.url("/v1").toString(),
-                LocalServer.MODEL_ID);
-        List<String> checks = r.checks();
-        for (String name : CHECKS) {
-            assertTrue(checks.contains("ok " + name), name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
-        }
-        assertEquals(CHECKS.size(), checks.size(), r.output());
-        assertEquals(0, r.exitCode(), r.output());
+        NodeScripts.assertEveryCheckPasses("structured-check.mjs", Duration.ofMinutes(4), server, CHECKS);
     }
 }

@@ -32,12 +32,6 @@ class ToolCallingIT {
 
     @Test
     void openAiSdkToolHelpers_workAgainstThePackagedServer() throws Exception {
-        NodeScripts.Result r = NodeScripts.run("tools-check.mjs", Duration.ofMinutes(3), server.url("/v1").toString(), LocalServer.MODEL_ID);
-        List<String> checks = r.checks();
-        for (String name : CHECKS) {
-            assertTrue(checks.contains("ok " + name), name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
-        }
-        assertEquals(CHECKS.size(), checks.size(), r.output());
-        assertEquals(0, r.exitCode(), r.output());
+        NodeScripts.assertEveryCheckPasses("tools-check.mjs", Duration.ofMinutes(3), server, CHECKS);
     }
 }

@@ -67,4 +67,21 @@ public final class NodeScripts {
             Files.deleteIfExists(out);
         }
     }
+
+    /**
+     * Runs an SDK check script against {@code server}'s {@code /v1} and the bundled model, and asserts that it reports
+     * exactly {@code checks} as {@code ok} lines, exits 0, and leaves the server running.
+     */
+    public static void assertEveryCheckPasses(String script, Duration timeout, AppLauncher server, List<String> checks)
+            throws IOException, InterruptedException {
+        Result r = run(script, timeout, server.url("/v1").toString(), LocalServer.MODEL_ID);
+        List<String> got = r.checks();
+        for (String name : checks) {
+            org.junit.jupiter.api.Assertions.assertTrue(got.contains("ok " + name),
+                    name + " did not pass:\n" + r.output() + "\nserver log:\n" + server.log());
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(checks.size(), got.size(), r.output());
+        org.junit.jupiter.api.Assertions.assertEquals(0, r.exitCode(), r.output());
+        org.junit.jupiter.api.Assertions.assertTrue(server.process().isAlive(), "the server is still running");
+    }
 }
