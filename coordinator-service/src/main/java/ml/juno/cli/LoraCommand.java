@@ -36,17 +36,8 @@ final class LoraCommand implements Callable<Integer> {
     @Mixin
     ModelOption model = new ModelOption();
 
-    @picocli.CommandLine.Option(names = "--targets", defaultValue = "q,v", description = "Projections to adapt: q,k,v,o,gate,up,down (default: ${DEFAULT-VALUE}).")
-    String targets;
-
-    @picocli.CommandLine.Option(names = "--rank", defaultValue = "8", description = "LoRA rank (default: ${DEFAULT-VALUE}).")
-    int rank;
-
-    @picocli.CommandLine.Option(names = "--alpha", defaultValue = "16", description = "LoRA alpha; scale alpha/rank (default: ${DEFAULT-VALUE}).")
-    float alpha;
-
-    @picocli.CommandLine.Option(names = "--rslora", description = "Scale alpha/sqrt(rank) (rank-stabilized LoRA).")
-    boolean rsLora;
+    @Mixin
+    AdapterShapeOptions shape = new AdapterShapeOptions();
 
     @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, cosine over its steps; default: ${DEFAULT-VALUE}).")
     float lr;
@@ -75,15 +66,10 @@ final class LoraCommand implements Callable<Integer> {
 
     /** The interactive trainer on {@code lines} (the tests give their own). */
     int interactive(TerminalChat.Lines lines) throws IOException {
-        if (rank < 1 || seqLen < 2 || steps < 1 || maxTokens < 1 || !(lr > 0)) {
+        if (shape.rank < 1 || seqLen < 2 || steps < 1 || maxTokens < 1 || !(lr > 0)) {
             throw new CliException("--rank >= 1, --seq-len >= 2, --steps >= 1, --max-tokens >= 1 and --lr > 0 are required");
         }
-        java.util.List<ml.juno.engine.model.block.Projection> ts;
-        try {
-            ts = ml.juno.engine.model.block.Projection.parseList(targets);
-        } catch (IllegalArgumentException e) {
-            throw new CliException("--targets: " + e.getMessage());
-        }
+        java.util.List<ml.juno.engine.model.block.Projection> ts = shape.projections();
         try (GgufFile base = GgufFile.open(model.resolve());
              ml.juno.engine.kernel.Backend backend = ml.juno.engine.kernel.Backends.select(1)) {
             var config = ml.juno.engine.model.Architectures.forName(base.metadata().getString(
@@ -100,7 +86,7 @@ final class LoraCommand implements Callable<Integer> {
                     new ml.juno.engine.model.EngineOptions(1, 0, ml.juno.engine.kv.KvType.F32, 128, 1),
                     ml.juno.engine.kernel.Backends::select)) {
                 PrintWriter out = spec.commandLine().getOut();
-                return new LoraRepl(base, tokenizer, chat, trainer, m, new LoraRepl.Settings(ts, rank, alpha, rsLora, lr, steps, seqLen, seed,
+                return new LoraRepl(base, tokenizer, chat, trainer, m, new LoraRepl.Settings(ts, shape.rank, shape.alpha, shape.rsLora, lr, steps, seqLen, seed,
                         maxTokens, output), out).run(lines);
             }
         }
@@ -198,17 +184,8 @@ final class LoraCommand implements Callable<Integer> {
         @picocli.CommandLine.Option(names = "--output", required = true, paramLabel = "A.lora", description = "Adapter to write (temporary file, then renamed).")
         Path output;
 
-        @picocli.CommandLine.Option(names = "--targets", defaultValue = "q,v", description = "Projections to adapt: q,k,v,o,gate,up,down (default: ${DEFAULT-VALUE}).")
-        String targets;
-
-        @picocli.CommandLine.Option(names = "--rank", defaultValue = "8", description = "LoRA rank (default: ${DEFAULT-VALUE}).")
-        int rank;
-
-        @picocli.CommandLine.Option(names = "--alpha", defaultValue = "16", description = "LoRA alpha; scale alpha/rank (default: ${DEFAULT-VALUE}).")
-        float alpha;
-
-        @picocli.CommandLine.Option(names = "--rslora", description = "Scale alpha/sqrt(rank) (rank-stabilized LoRA).")
-        boolean rsLora;
+        @Mixin
+        AdapterShapeOptions shape = new AdapterShapeOptions();
 
         @picocli.CommandLine.Option(names = "--dropout", defaultValue = "0", description = "LoRA dropout on the adapters' inputs while training, seeded; none at validation (default: ${DEFAULT-VALUE}).")
         float dropout;
@@ -251,17 +228,12 @@ final class LoraCommand implements Callable<Integer> {
 
         @Override
         public Integer call() throws IOException {
-            if (rank < 1 || seqLen < 2 || epochs < 1 || maxSteps < 0 || !(valSplit >= 0 && valSplit < 1) || !(dropout >= 0 && dropout < 1)
+            if (shape.rank < 1 || seqLen < 2 || epochs < 1 || maxSteps < 0 || !(valSplit >= 0 && valSplit < 1) || !(dropout >= 0 && dropout < 1)
                     || batchTokens < 0 || checkpointEvery < 0) {
                 throw new CliException("--rank >= 1, --seq-len >= 2, --epochs >= 1, --max-steps >= 0, --val-split and --dropout in [0, 1),"
                         + " --batch-tokens >= 0 and --checkpoint-every >= 0 are required");
             }
-            java.util.List<ml.juno.engine.model.block.Projection> ts;
-            try {
-                ts = ml.juno.engine.model.block.Projection.parseList(targets);
-            } catch (IllegalArgumentException e) {
-                throw new CliException("--targets: " + e.getMessage());
-            }
+            java.util.List<ml.juno.engine.model.block.Projection> ts = shape.projections();
             if (!Files.isRegularFile(data)) {
                 throw new CliException("data file not found: " + data);
             }
@@ -302,8 +274,8 @@ final class LoraCommand implements Callable<Integer> {
                 if (batchTokens > 0) {
                     settings.put("batch-tokens", Integer.toString(batchTokens));
                 }
-                LoraAdapter fresh = ml.juno.engine.lora.LoraTrainer.init(ml.juno.engine.lora.BaseFingerprint.of(base), ts, rank, alpha,
-                        rsLora, seed, settings);
+                LoraAdapter fresh = ml.juno.engine.lora.LoraTrainer.init(ml.juno.engine.lora.BaseFingerprint.of(base), ts, shape.rank, shape.alpha,
+                        shape.rsLora, seed, settings);
                 double valBefore = val.isEmpty() ? Double.NaN : LoraTraining.evaluate(trainer, fresh, val);
                 var options = new LoraTraining.Options(lr, weightDecay, Math.min(warmup, steps), steps, clip, seed, dropout, batchTokens);
                 LoraTraining.Run run;
@@ -311,7 +283,7 @@ final class LoraCommand implements Callable<Integer> {
                     if (!checkpoint.adapter().header().equals(fresh.header())) {
                         throw new CliException(resume + " was made with another base, targets, rank, alpha or settings: "
                                 + checkpoint.adapter().header().training() + " (rank " + checkpoint.adapter().header().rank() + ", targets "
-                                + checkpoint.adapter().header().targets() + ") against this run's " + settings + " (rank " + rank
+                                + checkpoint.adapter().header().targets() + ") against this run's " + settings + " (rank " + shape.rank
                                 + ", targets " + ts + ")");
                     }
                     try {
