@@ -1,7 +1,8 @@
 // The web console's whole flow in headless Chromium: settings sent as set, Enter / Shift+Enter, a streamed answer with
 // its figures, "cut off" at max tokens, Stop (marked "stopped"), Regenerate, Copy, the conversation and settings kept
 // across a reload, markdown rendered and sanitized (a stored answer carrying script, event handler, javascript: link,
-// iframe and svg injections goes through the same render function as a streamed one), JSON mode, the favicon, a narrow
+// iframe and svg injections goes through the same render function as a streamed one), JSON mode (alone and with a schema,
+// whose answer must parse and follow it), the favicon, a narrow
 // screen, and no page error, console error, failed request or request leaving the server along the way.
 // Usage: node console-flow.mjs URL PROFILE_DIR SCREENSHOT_DIR EXPECTED_JSON_MODE
 //   EXPECTED_JSON_MODE: what the server does with response_format json_object, probed by the caller:
@@ -253,6 +254,51 @@ try {
   check(jsonState === expectedJson, 'JSON mode: the console shows "' + jsonState + '" but the server ' + expectedJson + ' (' + JSON.stringify(last.raw) + ')');
   notes.push('json-mode=' + jsonState);
   await page.screenshot({ path: join(shots, '4-json-mode.png') });
+
+  // ---- 8b. JSON mode with a schema: the answer follows it, so it closes and parses even on a tiny model ----------
+  if (expectedJson !== 'refused') {
+    await page.click('#new-chat');
+    const sent = chats.length;
+    await setField('json-schema', '{"type": "object", "properties": {');
+    check((await page.textContent('#mode')) === 'JSON schema', 'the mode badge does not say JSON schema');
+    await page.fill('#prompt', 'Describe a cat as a JSON object');
+    await page.click('#send');
+    await turn(2);
+    msgs = await messages();
+    const broken = msgs[msgs.length - 1] || {};
+    check(broken.role === 'error' && /schema/.test(broken.raw) && /not valid JSON/.test(broken.raw), 'a broken schema is not said: ' + JSON.stringify(broken));
+    check(chats.length === sent, 'a broken schema was sent to the server');
+    const catSchema = {
+      type: 'object', additionalProperties: false, required: ['name', 'color', 'purrs'],
+      properties: { name: { type: 'string', minLength: 1, maxLength: 12 }, color: { enum: ['black', 'white', 'orange', 'grey'] }, purrs: { type: 'boolean' } },
+    };
+    await page.click('#new-chat');
+    await setField('json-schema', JSON.stringify(catSchema, null, 1));
+    await page.fill('#prompt', 'Describe a cat as a JSON object');
+    await page.click('#send');
+    await turn(2);
+    const schemaRequest = chats[chats.length - 1] || {};
+    const rf = schemaRequest.response_format || {};
+    check(rf.type === 'json_schema' && rf.json_schema && rf.json_schema.strict === true && JSON.stringify(rf.json_schema.schema) === JSON.stringify(catSchema),
+      'the schema was not sent as response_format json_schema: ' + JSON.stringify(rf));
+    msgs = await messages();
+    const cat = msgs[msgs.length - 1] || {};
+    let value = null;
+    try { value = JSON.parse(cat.raw); } catch (e) { /* checked below */ }
+    check(cat.role === 'assistant' && value !== null, 'JSON schema answer does not parse: ' + JSON.stringify(cat));
+    if (value !== null) {
+      const keys = Object.keys(value).sort().join(',');
+      check(keys === 'color,name,purrs' && typeof value.name === 'string' && value.name.length >= 1 && value.name.length <= 12
+        && catSchema.properties.color.enum.includes(value.color) && typeof value.purrs === 'boolean',
+        'JSON schema answer does not follow the schema: ' + cat.raw);
+      check(cat.finish === null, 'a closed schema answer is marked ' + cat.finish + ' (only cut or stopped answers are)');
+      notes.push('json-schema=' + JSON.stringify(value));
+    }
+    const badge = await page.textContent('#log .msg.assistant .json-valid, #log .msg.assistant .json-invalid').catch(() => '');
+    check(badge === 'valid JSON', 'JSON badge says ' + JSON.stringify(badge) + ' for a schema answer');
+    await page.screenshot({ path: join(shots, '4b-json-schema.png') });
+    await setField('json-schema', '');
+  }
   await page.uncheck('#json-mode');
   await page.dispatchEvent('#json-mode', 'change');
   expect400 = false;

@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const log = $('log'), prompt = $('prompt'), send = $('send'), stop = $('stop'), stats = $('stats'), picker = $('model');
   const KEY = 'juno.apiKey', CONVERSATION = 'juno.conversation', SETTINGS = 'juno.settings';
-  const FIELDS = ['system', 'temperature', 'top-p', 'top-k', 'seed', 'max-tokens', 'json-mode'];
+  const FIELDS = ['system', 'temperature', 'top-p', 'top-k', 'seed', 'max-tokens', 'json-mode', 'json-schema'];
   const DEFAULTS = {};
   // messages: {role: 'user'|'assistant'|'error', content, meta?: {tokens, tokensPerSecond, firstTokenMs, finish, json, model}}
   let conversation = [];
@@ -46,7 +46,7 @@
     showMode();
   }
   function showMode() {
-    $('mode').textContent = $('json-mode').checked ? 'JSON mode' : '';
+    $('mode').textContent = !$('json-mode').checked ? '' : $('json-schema').value.trim() ? 'JSON schema' : 'JSON mode';
   }
 
   // ---- the API ----------------------------------------------------------------------------------------------------
@@ -129,8 +129,25 @@
       max_tokens: number('max-tokens') || 256, temperature: number('temperature'), top_p: number('top-p'),
       top_k: number('top-k'), seed: number('seed')
     };
-    if ($('json-mode').checked) body.response_format = { type: 'json_object' };
+    if ($('json-mode').checked) body.response_format = responseFormat();
     return body;
+  }
+
+  // JSON mode alone asks for any JSON object. With a schema in the settings the answer must follow it: strings the
+  // schema bounds (maxLength, enum) end where it says, so even a small model's answer closes and parses.
+  function responseFormat() {
+    const text = $('json-schema').value.trim();
+    if (!text) return { type: 'json_object' };
+    let schema;
+    try {
+      schema = JSON.parse(text);
+    } catch (e) {
+      throw new Error('The JSON schema in the settings is not valid JSON (' + e.message + '); fix it or empty the field.');
+    }
+    if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+      throw new Error('The JSON schema in the settings must be a JSON object, like {"type": "object", ...}.');
+    }
+    return { type: 'json_schema', json_schema: { name: 'console', strict: true, schema } };
   }
 
   // ---- rendering --------------------------------------------------------------------------------------------------
@@ -301,7 +318,15 @@
   }
 
   async function answer() {
-    const body = request();
+    let body;
+    try {
+      body = request();
+    } catch (e) { // a setting the console can judge itself (the JSON schema): said here, nothing is sent
+      conversation.push({ role: 'error', content: e.message });
+      save();
+      renderAll();
+      return;
+    }
     const m = { role: 'assistant', content: '', streaming: true, meta: { json: !!body.response_format, model: body.model } };
     const mine = new AbortController();
     controller = mine;

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The web console at {@code /} in headless Chromium (Debian's, driven by playwright-core): it loads with no
  * request leaving the server, sends a message, shows the answer while it streams, and reports tokens/s; the whole
- * flow (settings, Stop, Regenerate, Copy, reload, markdown and its sanitizing, JSON mode, favicon, a narrow screen)
+ * flow (settings, Stop, Regenerate, Copy, reload, markdown and its sanitizing, JSON mode alone and with a schema whose
+ * answer must parse and follow it, favicon, a narrow screen)
  * runs in {@code js/console-flow.mjs}, which leaves its screenshots in {@code target/console-screenshots}.
  */
 class WebConsoleIT {
@@ -68,7 +69,8 @@ class WebConsoleIT {
             assertEquals(0, r.exitCode(), r.output() + "\nserver log:\n" + server.log());
             assertTrue(r.checks().stream().anyMatch(l -> l.startsWith("ok console-flow")), r.output());
             assertTrue(r.output().contains("json-mode=" + jsonMode), r.output());
-            for (String shot : List.of("1-answer.png", "2-stopped.png", "3-markdown.png", "4-json-mode.png", "5-narrow.png")) {
+            assertTrue(r.output().contains("json-schema={"), "the JSON-schema answer parsed: " + r.output());
+            for (String shot : List.of("1-answer.png", "2-stopped.png", "3-markdown.png", "4-json-mode.png", "4b-json-schema.png", "5-narrow.png")) {
                 assertTrue(Files.size(shots.resolve(shot)) > 1000, shot + " written");
             }
         } finally {
