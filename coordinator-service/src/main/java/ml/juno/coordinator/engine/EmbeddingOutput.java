@@ -42,15 +42,20 @@ public final class EmbeddingOutput implements TokenEvents {
     }
 
     /**
-     * Queues the next input. A rejection (the queue is full) cancels the inputs queued before it.
+     * Queues the next input. Only the first can be rejected (the queue is full: the request is admitted whole or not at
+     * all); a rejection or a refusal cancels the inputs queued before it.
      *
      * @throws ml.juno.coordinator.scheduler.RequestLimitException if the input can never run (the earlier ones are
      *                                                             cancelled first)
      */
     public SubmitResult submit(EmbeddingRequest request) {
         SubmitResult r;
+        boolean admitted;
+        synchronized (this) {
+            admitted = !ids.isEmpty();
+        }
         try {
-            r = loop.submitEmbedding(request, this, this);
+            r = loop.submitEmbedding(request, this, admitted, this);
         } catch (RuntimeException e) {
             refused("an input was refused: " + e.getMessage());
             throw e;

@@ -72,13 +72,14 @@ public final class GenerationLoop implements AutoCloseable {
 
     /**
      * Queues an input to embed as a sequence of {@code group} (the inputs of one API request share it); its finish, with
-     * the vector, goes to {@code events} (no tokens).
+     * the vector, goes to {@code events} (no tokens). {@code admitted}: an earlier input of the request is queued, so
+     * this one is not held to the queue bound.
      *
      * @throws IllegalArgumentException if the input can never run
      */
-    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, TokenEvents events) {
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, boolean admitted, TokenEvents events) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submitEmbedding(request, group);
+            SubmitResult result = scheduler.submitEmbedding(request, group, admitted);
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();

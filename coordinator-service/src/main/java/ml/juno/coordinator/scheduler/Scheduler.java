@@ -133,11 +133,14 @@ public final class Scheduler {
     /**
      * Queues an input to embed as one sequence of {@code group} (null: a group of its own): prefill only, its final
      * hidden states pooled as they arrive, finished with its vector ({@link FinishedSequence#embedding()}) when the last
-     * token is computed. Checked as generation is: tokens within the vocabulary, the input within the context.
+     * token is computed. Checked as generation is: tokens within the vocabulary, the input within the context. A
+     * request is admitted whole or not at all: the queue bound is checked for its first input only ({@code admitted}
+     * false), so a request of more inputs than the queue holds still runs on an idle server.
      *
+     * @param admitted an earlier input of the same request is already queued
      * @throws RequestLimitException if the input can never run
      */
-    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group) {
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, boolean admitted) {
         int[] prompt = request.promptTokens();
         for (int i = 0; i < prompt.length; i++) {
             if (prompt[i] < 0 || prompt[i] >= vocab) {
@@ -150,7 +153,7 @@ public final class Scheduler {
                     config.maxSequenceLength(), "input of " + prompt.length + " tokens exceeds the context length "
                     + config.maxSequenceLength());
         }
-        if (waiting.size() >= config.maxWaiting()) {
+        if (!admitted && waiting.size() >= config.maxWaiting()) {
             return new SubmitResult.Rejected(retryAfter(), "queue full: " + waiting.size() + " requests waiting");
         }
         GenerationRequest shape = new GenerationRequest(prompt, ml.juno.coordinator.sampling.SamplingParams.greedy(),

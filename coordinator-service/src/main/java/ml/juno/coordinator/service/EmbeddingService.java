@@ -32,6 +32,21 @@ public class EmbeddingService {
 
     /** The vectors of {@code inputs} in order, and the tokens they took. */
     public EmbeddingOutput.Result embed(ServedModel served, List<PromptInput> inputs, Integer dimensions) {
+        return finish(start(served, inputs, dimensions));
+    }
+
+    /** Embeddings queued and running: {@link #finish} waits for them, {@link #cancel} drops them (a client went away). */
+    public record Pending(EmbeddingOutput output, String key) {
+        public void cancel() {
+            output.cancel();
+        }
+    }
+
+    /**
+     * Checks and queues {@code inputs} (on the request's thread: the API key is read from it); refusals are thrown
+     * here, before anything runs.
+     */
+    public Pending start(ServedModel served, List<PromptInput> inputs, Integer dimensions) {
         if (served.adapter() != 0) {
             throw new InvalidRequestException("model", "embeddings come from the base model; '" + served.id()
                     + "' is a LoRA adapter");
@@ -59,9 +74,15 @@ public class EmbeddingService {
                         + ". Please retry later.");
             }
         }
+        return new Pending(out, key);
+    }
+
+    /** Waits for what {@link #start} queued: the vectors in input order and the tokens they took. */
+    public EmbeddingOutput.Result finish(Pending pending) {
+        EmbeddingOutput out = pending.output();
         try {
             EmbeddingOutput.Result result = out.await();
-            gate.used(key, new Usage(result.promptTokens(), 0, 0));
+            gate.used(pending.key(), new Usage(result.promptTokens(), 0, 0));
             return result;
         } catch (InterruptedException e) {
             out.cancel();

@@ -12,12 +12,17 @@ import java.nio.ByteOrder;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import ml.juno.coordinator.engine.EngineStats;
+import ml.juno.coordinator.service.EngineProducer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** {@code POST /v1/embeddings} on the bundled stories260K (64-wide hidden states), as an HTTP client sees it. */
 @QuarkusTest
 class EmbeddingsApiTest {
+
+    @jakarta.inject.Inject
+    EngineProducer engines;
 
     @BeforeEach
     void ready() throws InterruptedException {
@@ -84,6 +89,73 @@ class EmbeddingsApiTest {
         assertEquals(200, arrays.statusCode(), arrays.asString());
         assertEquals(5, (int) arrays.path("usage.prompt_tokens"));
         assertEquals(2, ((List<?>) arrays.path("data")).size());
+    }
+
+    /** The queue holds 64 sequences by default; a request of 300 inputs is admitted whole and answered in order. */
+    @Test
+    void moreInputsThanTheQueueHolds_areAdmittedAsOneRequest() {
+        List<List<Integer>> inputs = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            inputs.add(List.of(1, 3 + i % 500, 3 + (i * 7) % 500));
+        }
+        Response r = post(Map.of("input", inputs));
+        assertEquals(200, r.statusCode(), r.asString());
+        assertEquals(300, ((List<?>) r.path("data")).size());
+        assertEquals(900, (int) r.path("usage.prompt_tokens"));
+        assertEquals(299, (int) r.path("data[299].index"));
+        assertEquals(java.util.Arrays.toString(vector(post(Map.of("input", inputs.get(123))), 0)), java.util.Arrays.toString(vector(r, 123)));
+    }
+
+    @Test
+    void aWholeReply_saysTheServersTime() {
+        Response r = post(Map.of("input", "The little dog"));
+        assertEquals(200, r.statusCode(), r.asString());
+        assertTrue(Long.parseLong(r.header("X-Juno-Latency-Ms")) >= 0, r.headers().toString());
+    }
+
+    /**
+     * A client that hangs up while its inputs run cancels them: 1,024 inputs of 1,800 tokens (about 20 s of prefill on
+     * two cores) are dropped within seconds of the connection closing, and the engine is idle again.
+     */
+    @Test
+    void aClientThatHangsUp_cancelsEveryInputStillRunning() throws Exception {
+        StringBuilder json = new StringBuilder(8 << 20).append("{\"input\":[");
+        for (int i = 0; i < 1024; i++) {
+            json.append(i == 0 ? "[" : ",[");
+            for (int k = 0; k < 1800; k++) {
+                json.append(k == 0 ? "" : ",").append(3 + (i * 31 + k * 7) % 500);
+            }
+            json.append(']');
+        }
+        byte[] body = json.append("]}").toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        EngineStats before = stats();
+        assertEquals(0, before.running() + before.queued(), "idle before: " + before);
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", io.restassured.RestAssured.port)) {
+            java.io.OutputStream out = socket.getOutputStream();
+            out.write(("POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+                    + body.length + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            long until = System.nanoTime() + 30_000_000_000L;
+            long steps = stats().steps();
+            while ((stats().running() == 0 || stats().steps() < steps + 3) && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertTrue(stats().running() > 0 && stats().steps() >= steps + 3, "the inputs are running: " + stats());
+        }
+        long closed = System.nanoTime();
+        EngineStats after = stats();
+        while ((after.running() > 0 || after.queued() > 0 || after.kvBlocksUsed() > 0) && System.nanoTime() - closed < 5_000_000_000L) {
+            Thread.sleep(20);
+            after = stats();
+        }
+        assertEquals(0, after.running() + after.queued(), "inputs still running 5 s after the client left: " + after);
+        assertEquals(0, after.kvBlocksUsed(), "KV blocks still held: " + after);
+        assertEquals(200, post(Map.of("input", "Tom")).statusCode(), "the server still answers");
+    }
+
+    private EngineStats stats() {
+        return engines.current().orElseThrow().engine().stats();
     }
 
     @Test
