@@ -64,6 +64,13 @@ public final class GrammarMatcher {
     private boolean[] lvFix = new boolean[64]; // the level's set is the walk's starting set (see freeAscii)
     private final long[] freeAscii = new long[2]; // ASCII bytes that lead the starting set back to itself
     private boolean freeHigh;                     // so do all characters >= U+0080
+    // the chain (see computeChain): free_i, the ASCII bytes that all lead S_i to the same S_(i+1), as S_0 = the set
+    private static final int CHAIN = 48;          // free sets chained at most
+    private static final int CHAIN_MIN_CLASS = 16; // bytes a class needs to be worth chaining (string characters)
+    private final long[] chainFree = new long[2 * CHAIN];
+    private final long[] chainInter = new long[2 * CHAIN * CHAIN]; // [(i * CHAIN + h - 1) * 2 + w]: free_i & … & free_(i+h-1)
+    private int chainLen;
+    private int[] lvChain = new int[64]; // the level's set is S_i of the chain (i), or not on it (-1)
     private static final int CACHE = 8;   // steps cached per level
     private long[] cacheSig = new long[64 * CACHE];
     private int[] cacheStart = new int[64 * CACHE];
@@ -209,6 +216,10 @@ public final class GrammarMatcher {
         int baseNodes = nodes;
         int baseEpoch = tableEpoch;
         computeFree(trie);
+        boolean fixedStart = freeAscii[0] != 0 || freeAscii[1] != 0 || freeHigh;
+        chainLen = 0;
+        int chainEnd = fixedStart ? len : computeChain(trie.maxHeight);
+        final int[] subHeight = trie.subHeight;
         final long[] subAscii = trie.subAscii;
         final byte[] subFlags = trie.subFlags;
         final int[] subStart = trie.subStart;
@@ -218,7 +229,8 @@ public final class GrammarMatcher {
         final long free1 = freeAscii[1];
         final byte badFlags = freeHigh ? TokenTrie.SUB_BAD_UTF8 : (byte) (TokenTrie.SUB_BAD_UTF8 | TokenTrie.SUB_HIGH);
         int d = 0;
-        lvFix[0] = free0 != 0 || free1 != 0 || freeHigh;
+        lvFix[0] = fixedStart;
+        lvChain[0] = chainLen > 0 ? 0 : -1;
         lvStart[0] = 0;
         lvLen[0] = len;
         lvAcc[0] = utfAcc;
@@ -229,7 +241,7 @@ public final class GrammarMatcher {
         lvEpoch[0] = tableEpoch;
         lvTrie[0] = 0;
         lvChild[0] = childStart[0];
-        lvFree[0] = len;
+        lvFree[0] = chainEnd; // the chain's sets (and nodes, made before these marks) stay for the whole walk
         lvCached[0] = 0;
         while (d >= 0) {
             int t = lvTrie[d];
@@ -247,6 +259,19 @@ public final class GrammarMatcher {
                     mask[id >>> 6] |= 1L << (id & 63);
                 }
                 continue;
+            }
+            int ci = lvChain[d];
+            if (ci >= 0 && ci + subHeight[c] <= chainLen && (subFlags[c] & (TokenTrie.SUB_HIGH | TokenTrie.SUB_BAD_UTF8)) == 0) {
+                // the byte j places below is taken by free_(ci + j), each leading to the chain's next set: the whole
+                // subtree is allowed (inside a string of bounded length: every token short enough to fit)
+                int at = ((ci * CHAIN) + subHeight[c] - 1) * 2;
+                if ((subAscii[2 * c] & ~chainInter[at]) == 0 && (subAscii[2 * c + 1] & ~chainInter[at + 1]) == 0) {
+                    for (int k = subStart[c]; k < subEnd[c]; k++) {
+                        int id = subTokens[k];
+                        mask[id >>> 6] |= 1L << (id & 63);
+                    }
+                    continue;
+                }
             }
             if (rewind(lvNodes[d], lvUndo[d], lvEpoch[d])) { // drop what the previous sibling's subtree made
                 lvEpoch[d] = tableEpoch; // the table was rebuilt: this level's mark is the new epoch's start
@@ -370,6 +395,9 @@ public final class GrammarMatcher {
                 lvFree[d] = Math.max(lvFree[d - 1], start + n);
                 lvCached[d] = 0;
                 lvFix[d] = lvFix[0] && uLeft == 0 && n == len && sameAsStart(start, n);
+                int pc = lvChain[d - 1];
+                lvChain[d] = pc >= 0 && pc + 1 < chainLen && b < 0x80 && (chainFree[2 * pc + (b >>> 6)] >>> (b & 63) & 1L) != 0
+                        ? pc + 1 : -1;
             }
         }
         rewind(baseNodes, baseUndo, baseEpoch);
@@ -424,6 +452,88 @@ public final class GrammarMatcher {
             freeHigh = outLen == len && sameAsStart(outStart, outLen);
         }
         rewind(nodeMark, undoMark, epoch);
+    }
+
+    /**
+     * For a set that is not its own successor (inside a string with {@code maxLength}: each character moves the count
+     * on), chains the sets that plain characters lead to: S_0 is the current set, free_i the largest class of ASCII bytes
+     * that all match the same stacks of S_i (so all step it to one S_(i+1), not empty), for as many steps as the longest
+     * token has bytes. {@link #fillMask} then takes a whole trie subtree at once where each of its bytes lies in the
+     * free set of its depth. The chain's sets go to {@code sets} after the current set and its nodes stay until the mask
+     * is done.
+     *
+     * @return where the chain's sets end in {@code sets}
+     */
+    private int computeChain(int maxHeight) {
+        chainLen = 0;
+        if (len == 0 || len > 64 || utfLeft != 0) {
+            return len;
+        }
+        int start = 0;
+        int n = len;
+        int free = len;
+        int limit = Math.min(CHAIN, maxHeight);
+        final long[] ascii = g.ascii;
+        for (int i = 0; i < limit; i++) {
+            long any0 = 0;
+            long any1 = 0;
+            for (int k = 0; k < n; k++) {
+                int cls = code[nodePos[sets[start + k]]];
+                any0 |= ascii[2 * cls];
+                any1 |= ascii[2 * cls + 1];
+            }
+            // the classes of bytes by which stacks they match: take the largest
+            long best0 = 0;
+            long best1 = 0;
+            int bestCount = 0;
+            int rep = -1;
+            while ((any0 | any1) != 0) {
+                int r = any0 != 0 ? Long.numberOfTrailingZeros(any0) : 64 + Long.numberOfTrailingZeros(any1);
+                long a0 = -1L;
+                long a1 = -1L;
+                for (int k = 0; k < n; k++) {
+                    int cls = code[nodePos[sets[start + k]]];
+                    long m0 = ascii[2 * cls];
+                    long m1 = ascii[2 * cls + 1];
+                    boolean has = ((r < 64 ? m0 >>> r : m1 >>> (r - 64)) & 1L) != 0;
+                    a0 &= has ? m0 : ~m0;
+                    a1 &= has ? m1 : ~m1;
+                }
+                any0 &= ~a0;
+                any1 &= ~a1;
+                int count = Long.bitCount(a0) + Long.bitCount(a1);
+                if (count > bestCount) {
+                    bestCount = count;
+                    best0 = a0;
+                    best1 = a1;
+                    rep = r;
+                }
+            }
+            if (bestCount < CHAIN_MIN_CLASS) {
+                break;
+            }
+            step(start, n, rep, free);
+            if (outLen == 0 || outLen > 64) {
+                break;
+            }
+            chainFree[2 * i] = best0;
+            chainFree[2 * i + 1] = best1;
+            start = outStart;
+            n = outLen;
+            free = outStart + outLen;
+            chainLen = i + 1;
+        }
+        for (int i = 0; i < chainLen; i++) {
+            long w0 = -1L;
+            long w1 = -1L;
+            for (int h = 1; i + h <= chainLen; h++) {
+                w0 &= chainFree[2 * (i + h - 1)];
+                w1 &= chainFree[2 * (i + h - 1) + 1];
+                chainInter[(i * CHAIN + h - 1) * 2] = w0;
+                chainInter[(i * CHAIN + h - 1) * 2 + 1] = w1;
+            }
+        }
+        return free;
     }
 
     private long signature(int cp) {
@@ -623,6 +733,7 @@ public final class GrammarMatcher {
         lvEpoch = Arrays.copyOf(lvEpoch, cap);
         lvTrie = Arrays.copyOf(lvTrie, cap);
         lvChild = Arrays.copyOf(lvChild, cap);
+        lvChain = Arrays.copyOf(lvChain, cap);
         lvFree = Arrays.copyOf(lvFree, cap);
         lvCached = Arrays.copyOf(lvCached, cap);
         lvFix = Arrays.copyOf(lvFix, cap);

@@ -28,6 +28,8 @@ public final class TokenTrie {
     final int[] subStart;   // [nodes] node t's subtree's tokens are subTokens[subStart[t] .. subEnd[t])
     final int[] subEnd;
     final int[] subTokens;  // [tokens in the trie] in depth-first order
+    final int[] subHeight;  // [nodes] the longest path in bytes from node t's edge (counted) to a leaf below it
+    final int maxHeight;    // the longest token in bytes
     static final byte SUB_HIGH = 1;
     static final byte SUB_BAD_UTF8 = 2;
     private final byte[][] pieces; // [vocab]
@@ -46,6 +48,7 @@ public final class TokenTrie {
         subStart = new int[nodes];
         subEnd = new int[nodes];
         subTokens = new int[tokenIds.length];
+        subHeight = new int[nodes];
         // UTF-8 validity of the path to each node (breadth-first order: parents first); state = continuation bytes due
         byte[] due = new byte[nodes];
         boolean[] bad = new boolean[nodes];
@@ -83,12 +86,16 @@ public final class TokenTrie {
                     subFlags[t] |= SUB_BAD_UTF8;
                 }
             }
+            int below = 0;
             for (int c = childStart[t]; c < childStart[t + 1]; c++) {
                 subAscii[2 * t] |= subAscii[2 * c];
                 subAscii[2 * t + 1] |= subAscii[2 * c + 1];
                 subFlags[t] |= subFlags[c];
+                below = Math.max(below, subHeight[c]);
             }
+            subHeight[t] = below + (t > 0 ? 1 : 0);
         }
+        maxHeight = nodes == 0 ? 0 : subHeight[0];
         // depth-first token order, so that a subtree's tokens are one range (iterative, the trie may be deep)
         int[] stack = new int[nodes];
         int[] next = new int[nodes];

@@ -62,12 +62,30 @@ class TokenMaskTest {
         Tokenizer t = tokenizer(vocab);
         Grammar g = Grammar.fromJsonSchema(SCHEMA_WITH_NOTE);
         assertTrue(g.acceptsPrefix("{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\""), g.gbnf());
-        GrammarConstraint c = constraint(t, g);
-        long[] mask = new long[(t.size() + 63) / 64];
-        for (String prefix : new String[] {"", "{\"na", "{\"name\":\"h\u00e9", "{\"name\":\"abc\",\"n\":1",
+        assertMaskIsExact(t, g, vocab, "", "{\"na", "{\"name\":\"h\u00e9", "{\"name\":\"abc\",\"n\":1",
                 "{\"name\":\"\",\"n\":3,\"ok\":false,\"tags\":[\"x\",",
                 // inside an unbounded string: the walk takes whole subtrees at once there
-                "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"ab", "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"\u00e9 \\n"}) {
+                "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"ab", "{\"name\":\"\",\"n\":3,\"ok\":false,\"note\":\"\u00e9 \\n",
+                // inside the string of at most 12 characters, at every count left: the chain of sets takes subtrees there
+                "{\"name\":\"", "{\"name\":\"a", "{\"name\":\"abcd", "{\"name\":\"abcdefg", "{\"name\":\"abcdefghij",
+                "{\"name\":\"abcdefghijk", "{\"name\":\"abcdefghijkl", "{\"name\":\"\u00e9\u00e9 \\\"ab");
+    }
+
+    /** Grammars whose sets move on with every character: bounded repetitions, alternating classes, a long bound. */
+    @ParameterizedTest
+    @ValueSource(strings = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"})
+    void mask_equalsFeedingEveryTokenOnItsOwn_whereEveryCharacterMovesTheSet(String vocab) {
+        Tokenizer t = tokenizer(vocab);
+        assertMaskIsExact(t, Grammar.parseGbnf("root ::= [a-z ]{0,20} \".\""), vocab, "", "ab", "abcdefghijklmnop", "abcdefghijklmnopqrs");
+        assertMaskIsExact(t, Grammar.parseGbnf("root ::= ([a-z] [A-Z])* \"!\""), vocab, "", "a", "aB", "aBcDe");
+        assertMaskIsExact(t, Grammar.parseGbnf("root ::= [^\"\\\\]{3,60} \"\\\"\" | \"x\" [a-m]{0,5}"), vocab, "", "x", "xab", "hello world, ");
+    }
+
+    /** The mask after each prefix equals feeding every token on its own, and leaves the matcher as it was. */
+    private static void assertMaskIsExact(Tokenizer t, Grammar g, String vocab, String... prefixes) {
+        GrammarConstraint c = constraint(t, g);
+        long[] mask = new long[(t.size() + 63) / 64];
+        for (String prefix : prefixes) {
             GrammarMatcher m = g.newMatcher();
             assertTrue(m.advance(prefix.getBytes(StandardCharsets.UTF_8)), prefix);
             c.fillMask(m, mask);
@@ -83,12 +101,17 @@ class TokenMaskTest {
                     expected = fresh.advance(piece);
                 }
                 boolean got = (mask[id >>> 6] >>> (id & 63) & 1) != 0;
-                assertEquals(expected, got, vocab + ": token " + id + " '" + t.piece(id) + "' after '" + prefix + "'");
+                assertEquals(expected, got, vocab + ": token " + id + " '" + t.piece(id) + "' after '" + prefix + "' in " + g.gbnf());
                 allowed += got ? 1 : 0;
             }
             assertTrue(allowed > 0, "some token continues '" + prefix + "'");
             // the walk undid everything it made: the matcher still continues as before
-            assertTrue(m.advance("\"".getBytes(StandardCharsets.UTF_8)) || !g.acceptsPrefix(prefix + "\""));
+            GrammarMatcher again = g.newMatcher();
+            again.advance(prefix.getBytes(StandardCharsets.UTF_8));
+            long[] twice = new long[mask.length];
+            c.fillMask(m, twice);
+            assertArrayEquals(mask, twice, "a second mask from the same state");
+            assertEquals(again.stackCount(), m.stackCount(), "the state is as it was after '" + prefix + "'");
         }
     }
 
