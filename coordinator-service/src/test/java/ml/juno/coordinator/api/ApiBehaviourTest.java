@@ -81,6 +81,10 @@ class ApiBehaviourTest {
     void openApi_andHealth_andConsole_areServed() {
         String openapi = given().get("/q/openapi").then().statusCode(200).extract().asString();
         assertTrue(openapi.contains("/v1/chat/completions") && openapi.contains("/v1/tokenize"), openapi.substring(0, 200));
+        // every schema has a name of its own, not a numbered copy of another's (Choice1, Response1, …)
+        java.util.regex.Matcher numbered = java.util.regex.Pattern.compile("(?m)^    ([A-Za-z]+[0-9]+):").matcher(openapi);
+        assertFalse(numbered.find(), () -> "a numbered schema name: " + numbered.group(1));
+        assertTrue(openapi.contains("ChatCompletionChoice:") && openapi.contains("ChatCompletionChunkChoice:"), "named choices");
         given().get("/q/health/ready").then().statusCode(200);
         String page = given().get("/").then().statusCode(200).extract().asString();
         assertTrue(page.contains("console.js"), page);

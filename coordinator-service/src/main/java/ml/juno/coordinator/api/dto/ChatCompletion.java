@@ -16,6 +16,7 @@ public record ChatCompletion(@Schema(description = "Completion id, chatcmpl-….
                              @Schema(description = "The n choices, by index.") List<Choice> choices,
                              @Schema(description = "Token counts.") UsageDto usage) {
 
+    @Schema(name = "ChatCompletionChoice")
     public record Choice(@Schema(description = "0..n-1.") int index,
                          @Schema(description = "The assistant's message.") Message message,
                          @Schema(description = "Token log-probabilities when logprobs was true, else null.")

@@ -17,6 +17,7 @@ public record ChatCompletionChunk(@Schema(description = "Completion id, the same
                                   @Schema(description = "Only with stream_options.include_usage: the usage in the last chunk, null in all others.")
                                   @JsonInclude(JsonInclude.Include.NON_NULL) UsageDto usage) {
 
+    @Schema(name = "ChatCompletionChunkChoice")
     public record Choice(@Schema(description = "The choice this chunk belongs to.") int index,
                          @Schema(description = "What this chunk adds to the message.") Delta delta,
                          @Schema(description = "The log-probabilities of this chunk's tokens when logprobs was true, else null.")

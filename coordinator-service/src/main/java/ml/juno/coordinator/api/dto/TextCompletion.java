@@ -19,6 +19,7 @@ public record TextCompletion(@Schema(description = "Completion id, cmpl-…; the
                              @Schema(description = "Token counts; in a stream only in the last chunk (stream_options.include_usage), null in the others.")
                              @JsonInclude(JsonInclude.Include.NON_NULL) UsageDto usage) {
 
+    @Schema(name = "CompletionChoice")
     public record Choice(@Schema(description = "Generated text (after the prompt when echo is set); in a stream, the text of this chunk.") String text,
                          @Schema(description = "prompt * n + i for choice i of prompt p.") int index,
                          @Schema(description = "Token log-probabilities when logprobs was set, else null.")

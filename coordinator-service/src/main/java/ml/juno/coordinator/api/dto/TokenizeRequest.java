@@ -2,6 +2,7 @@ package ml.juno.coordinator.api.dto;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import jakarta.validation.constraints.NotNull;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
 /**
  * {@code POST /v1/tokenize}: {@code add_special} adds BOS/EOS as the model asks (default false),
@@ -19,6 +20,7 @@ public record TokenizeRequest(String model, @NotNull String text,
         return !Boolean.FALSE.equals(parseSpecial);
     }
 
+    @Schema(name = "TokenizeResponse")
     public record Response(int[] tokens) {
     }
 }
