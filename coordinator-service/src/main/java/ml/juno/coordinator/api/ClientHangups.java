@@ -37,6 +37,20 @@ public final class ClientHangups implements Filter {
         return false;
     }
 
+    /**
+     * Whether {@code record} is Mutiny dropping a gRPC status error (a node's step stream ending with UNAVAILABLE,
+     * CANCELLED, …) that arrived after the coordinator had already closed or replaced that stream: the link reported
+     * the node's failure on its own path, so the late error is news for no one.
+     */
+    static boolean isDroppedStreamEnd(LogRecord record) {
+        String logger = record.getLoggerName();
+        String message = record.getMessage();
+        boolean mutiny = (logger != null && logger.startsWith("io.quarkus.mutiny"))
+                || (message != null && message.startsWith("Mutiny had to drop"));
+        return mutiny && record.getThrown() != null
+                && record.getThrown().getClass().getName().equals("io.grpc.StatusRuntimeException");
+    }
+
     @Override
     public boolean isLoggable(LogRecord record) {
         Throwable t = record.getThrown();
@@ -44,6 +58,11 @@ public final class ClientHangups implements Filter {
             record.setLevel(Level.INFO);
             record.setThrown(null);
             record.setMessage("a client hung up (" + rootMessage(t) + ")");
+            record.setParameters(null);
+        } else if (t != null && record.getLevel().intValue() > Level.INFO.intValue() && isDroppedStreamEnd(record)) {
+            record.setLevel(Level.INFO);
+            record.setThrown(null);
+            record.setMessage("a node's closed step stream ended late (" + t.getMessage() + ")");
             record.setParameters(null);
         }
         return true;

@@ -43,4 +43,30 @@ class ClientHangupsTest {
         assertEquals(Level.SEVERE, real.getLevel());
         assertSame(bug, real.getThrown());
     }
+
+    @Test
+    void aGrpcErrorMutinyDropsAfterTheStreamWasClosed_becomesOneInfoLine_aGrpcErrorElsewhereStays() {
+        ClientHangups filter = new ClientHangups();
+        LogRecord dropped = new LogRecord(Level.SEVERE, "Mutiny had to drop the following exception");
+        dropped.setLoggerName("io.quarkus.mutiny.runtime.MutinyInfrastructure");
+        dropped.setThrown(io.grpc.Status.UNAVAILABLE.withDescription("io exception").asRuntimeException());
+        assertTrue(filter.isLoggable(dropped));
+        assertEquals(Level.INFO, dropped.getLevel());
+        assertNull(dropped.getThrown(), "no stack trace");
+        assertEquals("a node's closed step stream ended late (UNAVAILABLE: io exception)", dropped.getMessage());
+
+        LogRecord elsewhere = new LogRecord(Level.SEVERE, "loading the shard failed");
+        elsewhere.setLoggerName("ml.juno.coordinator.cluster.NodeCluster");
+        RuntimeException failure = io.grpc.Status.UNAVAILABLE.asRuntimeException();
+        elsewhere.setThrown(failure);
+        assertTrue(filter.isLoggable(elsewhere));
+        assertEquals(Level.SEVERE, elsewhere.getLevel());
+        assertSame(failure, elsewhere.getThrown());
+
+        LogRecord otherDrop = new LogRecord(Level.SEVERE, "Mutiny had to drop the following exception");
+        IllegalStateException bug = new IllegalStateException("bug");
+        otherDrop.setThrown(bug);
+        assertTrue(filter.isLoggable(otherDrop));
+        assertEquals(Level.SEVERE, otherDrop.getLevel(), "only gRPC stream ends are quietened");
+    }
 }
