@@ -42,6 +42,19 @@ class ClusterBenchIT {
         return JSON.readTree(line);
     }
 
+    private static JsonNode local;
+
+    /** The in-process benchmark's JSON (run once). */
+    static synchronized JsonNode local() throws Exception {
+        if (local == null) {
+            Shell.Result r = Shell.run(JunoCli.command("bench", "-t", "1", "-p", "4", "-n", "2", "-r", "1", "--json"), JunoCli.ROOT, Map.of(),
+                    Duration.ofMinutes(2));
+            assertEquals(0, r.exitCode(), r.describe());
+            local = JSON.readTree(r.out().lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow());
+        }
+        return local;
+    }
+
     static Set<String> fields(JsonNode o) {
         Set<String> out = new TreeSet<>();
         o.fieldNames().forEachRemaining(out::add);
@@ -51,11 +64,7 @@ class ClusterBenchIT {
     @ParameterizedTest
     @ValueSource(strings = {"pipeline", "tensor"})
     void benchOverTwoNodeProcesses_reportsTheLocalFields_andWireCountersThatAddUp(String pType, @TempDir Path logs) throws Exception {
-        Shell.Result local = Shell.run(JunoCli.command("bench", "-t", "1", "-p", "4", "-n", "2", "-r", "1", "--json"), JunoCli.ROOT, Map.of(),
-                Duration.ofMinutes(2));
-        assertEquals(0, local.exitCode(), local.describe());
-        JsonNode localJson = JSON.readTree(local.out().lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow());
-
+        JsonNode localJson = local();
         JsonNode o = bench(logs, "--pType", pType);
         assertTrue(fields(o).containsAll(fields(localJson)), "every field of the local benchmark: " + fields(localJson) + " in " + fields(o));
         assertEquals(2, o.get("nodes").asInt());
