@@ -5,4 +5,4 @@ set -eu
 HOME_DIR=/opt/juno
 APP="$HOME_DIR/coordinator-service/target/quarkus-app"
 exec java --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseSerialGC \
-  ${JAVA_OPTS:-} -Djuno.home="$HOME_DIR" -cp "$APP/app/*:$APP/lib/main/*" ml.juno.cli.Juno "$@"
+  ${JAVA_OPTS:-} -Djuno.home="$HOME_DIR" -cp "$APP/app/*:$APP/lib/main/*:$APP/lib/boot/*" ml.juno.cli.Juno "$@"

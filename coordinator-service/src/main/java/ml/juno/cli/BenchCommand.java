@@ -7,12 +7,17 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import ml.juno.coordinator.cluster.ClusterStats;
+import ml.juno.coordinator.cluster.Parallelism;
+
 import ml.juno.coordinator.engine.BackendInfo;
 import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
@@ -36,6 +41,7 @@ import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.moe.ExpertStats;
 import ml.juno.engine.moe.PageCache;
+import ml.juno.model.wire.ActivationDtype;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -45,12 +51,16 @@ import picocli.CommandLine.Spec;
 /**
  * {@code juno bench}: llama-bench style prompt-processing and generation speed of one sequence, or, with
  * {@code --concurrency}, aggregate generation speed and time to first token of N concurrent requests through the
- * scheduler and generation loop (continuous batching).
+ * scheduler and generation loop (continuous batching). With {@code --nodes N} both run through a real local cluster
+ * (N node processes as {@code juno cluster} starts them, the coordinator's engine in this process) and also report the
+ * bytes on the wire per token and the time per hop from the cluster's own counters; {@code --pin} puts each process on
+ * a core of its own.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure speed llama-bench style: pp<P> and tg<N> tokens/s (mean ± stddev over reps), model bytes and decode GB/s.",
                 "With --concurrency 1,4,8,16: N concurrent requests of -p prompt / -n new tokens (default 32/32) through the scheduler; aggregate tok/s and TTFT per level.",
-                "Both say which kernels ran: a line 'backend: native (avx512vnni)', or \"backend\" and \"isa\" with --json."})
+                "With --nodes N: the same through a real local cluster of N node processes (--pType pipeline|tensor), plus bytes on the wire per token and time per hop.",
+                "All say which kernels ran: a line 'backend: native (avx512vnni)', or \"backend\" and \"isa\" with --json."})
 final class BenchCommand implements Callable<Integer> {
 
     @Spec
@@ -89,6 +99,27 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
 
+    @Option(names = "--nodes", paramLabel = "N",
+            description = "Run through a real local cluster: N node processes on loopback ports (plaintext gRPC, one log each in --log-dir) and the coordinator's engine in this process; pp and tg go through the scheduler as requests.")
+    Integer nodes;
+
+    @Option(names = "--pType", defaultValue = "pipeline", paramLabel = "pipeline|tensor",
+            description = "With --nodes: how the model is split over them (default: ${DEFAULT-VALUE}).")
+    String parallelism;
+
+    @Option(names = "--dtype", defaultValue = "FLOAT16", paramLabel = "FLOAT16|INT8|FLOAT32",
+            description = "With --nodes: activations and partial sums on the wire (default: ${DEFAULT-VALUE}).")
+    String dtype;
+
+    @Option(names = "--pin", description = "Each process on a core of its own (taskset): with --nodes each node on one of the cores this process may use "
+            + "(an error when there are fewer cores than nodes), this process on the next core if one is left (else it shares theirs); "
+            + "without --nodes this process on its first core. -t then defaults to 1.")
+    boolean pin;
+
+    @Option(names = "--log-dir", defaultValue = "juno-logs", paramLabel = "DIR",
+            description = "With --nodes: folder of the node logs, one run folder per bench (default: ${DEFAULT-VALUE}).")
+    Path logDir;
+
     @Option(names = "--cold", description = "Start cold: drop the model file from the OS page cache before loading "
             + "(posix_fadvise DONTNEED) and time the first run too (no warm-up).")
     boolean cold;
@@ -97,12 +128,22 @@ final class BenchCommand implements Callable<Integer> {
     public Integer call() throws IOException, InterruptedException {
         Path path = model.resolve();
         KvType kv = CacheTypes.parse(cacheType);
-        int t = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        if (threads < 0) {
+            throw new CliException("-t must be at least 0, got " + threads);
+        }
         if (reps < 1) {
             throw new CliException("-r must be at least 1, got " + reps);
         }
         backend.applyToThisJvm();
         expertCache.applyToThisJvm();
+        if (nodes != null) {
+            return cluster(path, kv);
+        }
+        if (pin) {
+            CpuPinning.requireTaskset();
+            CpuPinning.pinThisProcess(CpuPinning.allowedCpus().getFirst());
+        }
+        int t = threads > 0 ? threads : pin ? 1 : Runtime.getRuntime().availableProcessors();
         if (concurrency != null) {
             return concurrent(path, kv, t, prompt != null ? prompt : 32, gen != null ? gen : 32);
         }
@@ -210,6 +251,193 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** {@code --nodes}: starts the node processes (pinned with {@code --pin}) and runs the benchmark through them. */
+    private int cluster(Path path, KvType kv) throws IOException, InterruptedException {
+        if (nodes < 1 || nodes > 64) {
+            throw new CliException("--nodes must be in 1..64, got " + nodes);
+        }
+        if (cold) {
+            throw new CliException("--cold times loading in this process; it does not apply with --nodes");
+        }
+        Parallelism par;
+        ActivationDtype wire;
+        try {
+            par = Parallelism.parse(parallelism);
+            wire = ActivationDtype.parse(dtype);
+        } catch (IllegalArgumentException e) {
+            throw new CliException(e.getMessage());
+        }
+        int p = prompt != null ? prompt : concurrency != null ? 32 : 128;
+        int n = gen != null ? gen : concurrency != null ? 32 : 64;
+        checkCounts(p, n);
+        List<Integer> nodeCpus = null;
+        Integer coordinatorCpu = null;
+        if (pin) {
+            CpuPinning.requireTaskset();
+            List<Integer> allowed = CpuPinning.allowedCpus();
+            nodeCpus = CpuPinning.assign(nodes, allowed);
+            coordinatorCpu = allowed.size() > nodes ? allowed.get(nodes) : null;
+        }
+        int perNode = threads > 0 ? threads : pin ? 1 : 0; // 0: each node all its cores
+        int shown = perNode > 0 ? perNode : Runtime.getRuntime().availableProcessors();
+        Path nodeApp = JunoHome.requireApp(JunoHome.detect().nodeApp());
+        Map<String, String> nodeProps = new LinkedHashMap<>(backend.properties());
+        nodeProps.putAll(expertCache.properties());
+        // the nodes' read bandwidth, measured before they start: their cores together
+        double bandwidth = concurrency == null ? BandwidthProbe.measure(Math.min(nodes * shown, Runtime.getRuntime().availableProcessors())) : 0;
+        Path runLogs = RunLogs.create(logDir, "bench").toAbsolutePath();
+        try (BenchNodes started = BenchNodes.start(nodeApp, nodes, nodeProps, path.toRealPath().getParent(), runLogs, nodeCpus)) {
+            if (coordinatorCpu != null) {
+                CpuPinning.pinThisProcess(coordinatorCpu);
+            }
+            BenchCluster c = new BenchCluster(started, par, wire, perNode, shown, nodeCpus, coordinatorCpu, runLogs,
+                    ml.juno.coordinator.engine.EngineLora.play(lora.specs()));
+            if (concurrency != null) {
+                return concurrent(path, kv, shown, p, n, c);
+            }
+            return singleCluster(path, kv, shown, p, n, c, bandwidth);
+        }
+    }
+
+    /**
+     * pp and tg as {@link Bench} measures them, through the cluster's engine: pp one request of {@code p} random prompt
+     * tokens and one generated (submit to first token), tg one request of a one-token prompt and {@code n} generated
+     * ({@code n} single-row steps from an empty context, submit to last token); one untimed warm-up of each.
+     */
+    private int singleCluster(Path path, KvType kv, int t, int p, int n, BenchCluster c, double bandwidth)
+            throws IOException, InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        long modelBytes = 0;
+        long params = 0;
+        long stepBytes = 0;
+        try (GgufFile file = GgufFile.open(path)) {
+            long embdRow = 0;
+            long embd = 0;
+            boolean output = false;
+            for (GgufTensorInfo ti : file.tensors()) {
+                modelBytes += ti.byteSize();
+                params += ti.elementCount();
+                if (ml.juno.engine.gguf.TensorNames.layerOf(ti.name()) >= 0) {
+                    stepBytes += ti.byteSize();
+                } else if (ti.name().equals(ml.juno.engine.gguf.TensorNames.OUTPUT + ".weight")) {
+                    stepBytes += ti.byteSize();
+                    output = true;
+                } else if (ti.name().equals(ml.juno.engine.gguf.TensorNames.TOKEN_EMBD + ".weight")) {
+                    embd = ti.byteSize();
+                    embdRow = ti.rowBytes();
+                }
+            }
+            stepBytes += embdRow + (output ? 0 : embd); // one embedding row; the whole matrix when it is the output too
+        }
+        EngineConfig config = new EngineConfig(path, t, Math.max(p, n) + 1, kv, 0, 1, Math.min(p, 512), 1);
+        double[] ppRates = new double[reps];
+        double[] tgRates = new double[reps];
+        ClusterStats ppWire;
+        ClusterStats tgWire;
+        BackendInfo ran;
+        try (InferenceEngine engine = c.open(config)) {
+            if (Math.max(p, n) + 1 > engine.info().contextLength()) {
+                throw new CliException("-p/-n of " + Math.max(p, n) + " exceed the model's context of " + engine.info().contextLength());
+            }
+            SplittableRandom random = new SplittableRandom(1234);
+            timedRequest(engine, random, p, 1); // warm-up
+            ClusterStats before = c.stats();
+            for (int r = 0; r < reps; r++) {
+                ppRates[r] = p / timedRequest(engine, random, p, 1);
+            }
+            ppWire = c.stats().minus(before);
+            timedRequest(engine, random, 1, n);
+            before = c.stats();
+            for (int r = 0; r < reps; r++) {
+                tgRates[r] = n / timedRequest(engine, random, 1, n);
+            }
+            tgWire = c.stats().minus(before);
+            ran = engine.backend();
+        }
+        BenchResult pp = result("pp" + p, p, ppRates, 0);
+        BenchResult tg = result("tg" + n, n, tgRates, stepBytes);
+        double bound = bandwidth / stepBytes;
+        if (json) {
+            ObjectMapper mapper = new ObjectMapper();
+            ObjectNode o = mapper.createObjectNode();
+            o.put("pp_tps", pp.tokensPerSecond());
+            o.put("pp_stddev", pp.stddev());
+            o.put("tg_tps", tg.tokensPerSecond());
+            o.put("tg_stddev", tg.stddev());
+            o.put("model_bytes", modelBytes);
+            o.put("tg_gbps", tg.gbPerSecond());
+            o.put("threads", t);
+            o.put("step_bytes", stepBytes);
+            o.put("read_gbps", bandwidth / 1e9);
+            o.put("tg_bound_tps", bound);
+            o.put("pp_tokens", p);
+            o.put("tg_tokens", n);
+            o.put("reps", reps);
+            o.put("backend", ran.kind());
+            o.put("isa", ran.isa());
+            o.put("cold", false);
+            c.json(o);
+            ObjectNode w = o.putObject("wire");
+            BenchCluster.wireJson(w.putObject("pp"), ppWire);
+            BenchCluster.wireJson(w.putObject("tg"), tgWire);
+            out.println(mapper.writeValueAsString(o));
+        } else {
+            String name = path.getFileName().toString().replaceFirst("\\.gguf$", "");
+            out.println("| model | size | params | threads | test | t/s |");
+            out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+            for (BenchResult r : List.of(pp, tg)) {
+                out.println(String.format(Locale.ROOT, "| %s | %.2f MiB | %.2f M | %d | %s | %.2f ± %.2f |", name,
+                        modelBytes / 1048576.0, params / 1e6, t, r.test(), r.tokensPerSecond(), r.stddev()));
+            }
+            out.println(String.format(Locale.ROOT,
+                    "tg reads %.1f MiB of weights per token: %.2f GB/s; memory read bandwidth of the nodes' cores ≈ %.1f GB/s → bound ≈ %.1f tok/s",
+                    stepBytes / 1048576.0, tg.gbPerSecond(), bandwidth / 1e9, bound));
+            out.println("backend: " + ran);
+            out.println(c.describe());
+            out.println(BenchCluster.wireText(pp.test(), ppWire));
+            out.println(BenchCluster.wireText(tg.test(), tgWire));
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** Mean ± sample stddev of {@code rates}, as {@link Bench} reports them; GB/s from {@code stepBytes} per token. */
+    private static BenchResult result(String test, int tokens, double[] rates, long stepBytes) {
+        double mean = 0;
+        for (double x : rates) {
+            mean += x;
+        }
+        mean /= rates.length;
+        double var = 0;
+        for (double x : rates) {
+            var += (x - mean) * (x - mean);
+        }
+        double sd = rates.length > 1 ? Math.sqrt(var / (rates.length - 1)) : 0;
+        return new BenchResult(test, tokens, rates.length, mean, sd, stepBytes * mean / 1e9);
+    }
+
+    /** Seconds from submitting one request of {@code p} random prompt tokens to its {@code n}-th (last) greedy token. */
+    private static double timedRequest(InferenceEngine engine, SplittableRandom random, int p, int n) throws InterruptedException {
+        int vocab = engine.info().vocabSize();
+        int[] tokens = new int[p];
+        for (int j = 0; j < p; j++) {
+            tokens[j] = 3 + random.nextInt(vocab - 3);
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        Timed x = new Timed(done, n);
+        SubmitResult r = engine.submit(new GenerationRequest(tokens, SamplingParams.greedy(), StopCondition.of(n), 0, -1), x);
+        if (r instanceof SubmitResult.Rejected rej) {
+            throw new CliException("request rejected: " + rej.reason());
+        }
+        if (!done.await(30, TimeUnit.MINUTES)) {
+            throw new CliException("benchmark did not finish in 30 minutes");
+        }
+        if (x.reason != FinishReason.LENGTH || x.tokens != n) {
+            throw new CliException("benchmark request ended with " + x.reason.wireName() + " after " + x.tokens + " tokens " + x.message);
+        }
+        return (x.times[n - 1] - x.submitted) / 1e9;
+    }
+
     private Model load(GgufFile file, EngineOptions options) {
         Model m;
         try {
@@ -255,9 +483,23 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private record Level(int concurrency, double tgTps, double ttftMs, double wallTps) {}
+    /** One concurrency level; {@code wire} is what its requests cost on a cluster's wire (null in process). */
+    private record Level(int concurrency, double tgTps, double ttftMs, double wallTps, ClusterStats wire) {
+        Level(int concurrency, double tgTps, double ttftMs, double wallTps) {
+            this(concurrency, tgTps, ttftMs, wallTps, null);
+        }
+
+        Level withWire(ClusterStats w) {
+            return new Level(concurrency, tgTps, ttftMs, wallTps, w);
+        }
+    }
 
     private int concurrent(Path path, KvType kv, int t, int p, int n) throws IOException, InterruptedException {
+        return concurrent(path, kv, t, p, n, null);
+    }
+
+    /** {@code cluster} null: in process; else through it, with its wire counters per level. */
+    private int concurrent(Path path, KvType kv, int t, int p, int n, BenchCluster cluster) throws IOException, InterruptedException {
         checkCounts(p, n);
         int max = 1;
         for (int c : concurrency) {
@@ -270,7 +512,8 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<Level> levels = new ArrayList<>();
         BackendInfo ran;
-        try (InferenceEngine engine = EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))) {
+        try (InferenceEngine engine = cluster == null ? EngineAssembly.open(config, ml.juno.coordinator.engine.EngineLora.play(lora.specs()))
+                : cluster.open(config)) {
             ran = engine.backend();
             if (p + n > engine.info().contextLength()) {
                 throw new CliException("-p + -n of " + (p + n) + " exceed the model's context of " + engine.info().contextLength());
@@ -281,7 +524,9 @@ final class BenchCommand implements Callable<Integer> {
             run(engine, random, 1, p, Math.min(n, 8));
             run(engine, random, max, p, Math.min(n, 4));
             for (int c : concurrency) {
-                levels.add(run(engine, random, c, p, n));
+                ClusterStats before = cluster == null ? null : cluster.stats();
+                Level l = run(engine, random, c, p, n);
+                levels.add(cluster == null ? l : l.withWire(cluster.stats().minus(before)));
             }
         }
         if (json) {
@@ -292,18 +537,30 @@ final class BenchCommand implements Callable<Integer> {
             o.put("tg_tokens", n);
             o.put("backend", ran.kind());
             o.put("isa", ran.isa());
+            if (cluster != null) {
+                cluster.json(o);
+            }
             ArrayNode runs = o.putArray("runs");
             for (Level l : levels) {
-                runs.addObject().put("concurrency", l.concurrency()).put("tg_tps", l.tgTps()).put("ttft_ms", l.ttftMs())
+                ObjectNode r = runs.addObject().put("concurrency", l.concurrency()).put("tg_tps", l.tgTps()).put("ttft_ms", l.ttftMs())
                         .put("e2e_tps", l.wallTps());
+                if (l.wire() != null) {
+                    BenchCluster.wireJson(r.putObject("wire"), l.wire());
+                }
             }
             out.println(mapper.writeValueAsString(o));
         } else {
-            out.println(String.format(Locale.ROOT, "concurrent requests of %d prompt + %d generated tokens, %d threads", p, n, t));
-            out.println("| concurrency | gen tok/s (aggregate) | TTFT ms (mean) | end-to-end tok/s |");
-            out.println("| ---: | ---: | ---: | ---: |");
+            out.println(String.format(Locale.ROOT, "concurrent requests of %d prompt + %d generated tokens, %d threads%s", p, n, t,
+                    cluster == null ? "" : " per node"));
+            if (cluster != null) {
+                out.println(cluster.describe());
+            }
+            out.println("| concurrency | gen tok/s (aggregate) | TTFT ms (mean) | end-to-end tok/s |" + (cluster == null ? "" : " wire B/token | ms/hop |"));
+            out.println("| ---: | ---: | ---: | ---: |" + (cluster == null ? "" : " ---: | ---: |"));
             for (Level l : levels) {
-                out.println(String.format(Locale.ROOT, "| %d | %.2f | %.1f | %.2f |", l.concurrency(), l.tgTps(), l.ttftMs(), l.wallTps()));
+                String wire = l.wire() == null ? "" : String.format(Locale.ROOT, " %.0f | %.3f |", BenchCluster.bytesPerToken(l.wire()),
+                        BenchCluster.millisPerHop(l.wire()));
+                out.println(String.format(Locale.ROOT, "| %d | %.2f | %.1f | %.2f |", l.concurrency(), l.tgTps(), l.ttftMs(), l.wallTps()) + wire);
             }
             out.println("backend: " + ran);
         }

@@ -56,7 +56,7 @@ final class ClusterOptions {
         };
     }
 
-    /** The coordinator's {@code juno.cluster.*} properties for {@code nodes}; bad values are a clear error. */
+    /** The coordinator's {@code juno.cluster.*} properties for {@code nodes} (null: none fixed); bad values are a clear error. */
     Map<String, String> properties(String nodes) {
         try {
             Parallelism p = Parallelism.parse(parallelism);
@@ -67,7 +67,11 @@ final class ClusterOptions {
                 throw new IllegalArgumentException("--threads-per-node must be >= 0");
             }
             java.time.Duration.parse("PT" + stepTimeout.toUpperCase());
-            java.util.Map<String, String> props = new java.util.LinkedHashMap<>(Map.of("juno.cluster.nodes", nodes, "juno.cluster.parallelism", p.name().toLowerCase(),
+            java.util.Map<String, String> props = new java.util.LinkedHashMap<>();
+            if (nodes != null) { // null: the nodes join by themselves (juno coordinator --min-nodes)
+                props.put("juno.cluster.nodes", nodes);
+            }
+            props.putAll(Map.of("juno.cluster.parallelism", p.name().toLowerCase(),
                     "juno.cluster.dtype", d.name(), "juno.cluster.byte-order", order,
                     "juno.cluster.step-timeout", stepTimeout, "juno.cluster.threads-per-node", Integer.toString(threadsPerNode)));
             if (tlsDir != null) {

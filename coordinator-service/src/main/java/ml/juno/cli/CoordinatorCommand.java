@@ -34,8 +34,17 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     DrainOption drain = new DrainOption();
 
-    @Option(names = "--nodes", required = true, paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order.")
+    @Option(names = "--nodes", paramLabel = "HOST:PORT,…", description = "The nodes, in pipeline (rank) order (or --min-nodes).")
     String nodes;
+
+    @Option(names = "--min-nodes", paramLabel = "N",
+            description = "Instead of --nodes: nodes join by themselves (juno node --join http://THIS-HOST:API-PORT); serve once N have joined, "
+                    + "and reload the shards over the members whenever one joins or leaves (ranks ordered by node id, then address).")
+    Integer minNodes;
+
+    @Option(names = "--node-lease", defaultValue = "10s", paramLabel = "DURATION",
+            description = "With --min-nodes: a joined node that has not announced itself for this long has left (default: ${DEFAULT-VALUE}).")
+    String nodeLease;
 
     @Option(names = "--api-port", defaultValue = "${env:JUNO_API_PORT:-${env:API_PORT:-8080}}", description = "HTTP port of the API and console (default: ${DEFAULT-VALUE}).")
     int apiPort;
@@ -53,10 +62,24 @@ final class CoordinatorCommand implements Callable<Integer> {
     }
 
     Map<String, String> properties() {
+        if ((nodes == null) == (minNodes == null)) {
+            throw new CliException("give the nodes with --nodes HOST:PORT,… or let them join with --min-nodes N (juno node --join), one of the two");
+        }
+        if (nodes != null) {
+            try {
+                NodeAddress.parseList(nodes);
+            } catch (IllegalArgumentException e) {
+                throw new CliException("--nodes: " + e.getMessage());
+            }
+        } else if (minNodes < 1 || minNodes > 64) {
+            throw new CliException("--min-nodes must be in 1..64, got " + minNodes);
+        }
         try {
-            NodeAddress.parseList(nodes);
-        } catch (IllegalArgumentException e) {
-            throw new CliException("--nodes: " + e.getMessage());
+            if (java.time.Duration.parse("PT" + nodeLease.toUpperCase(java.util.Locale.ROOT)).toMillis() < 1000) {
+                throw new CliException("--node-lease must be at least 1s, got " + nodeLease);
+            }
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new CliException("--node-lease '" + nodeLease + "' is not a duration like 10s or 1m");
         }
         if (apiPort < 1 || apiPort > 65535) {
             throw new CliException("--api-port must be in 1..65535, got " + apiPort);
@@ -72,6 +95,10 @@ final class CoordinatorCommand implements Callable<Integer> {
             props.put("juno.max-sequences", maxSequences.toString());
         }
         props.putAll(cluster.properties(nodes));
+        if (nodes == null) {
+            props.put("juno.cluster.min-nodes", minNodes.toString());
+            props.put("juno.cluster.node-lease", nodeLease);
+        }
         props.putAll(generation.properties());
         props.putAll(verbose.properties());
         props.putAll(access.properties());

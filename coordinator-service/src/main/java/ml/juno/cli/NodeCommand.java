@@ -31,6 +31,15 @@ final class NodeCommand implements Callable<Integer> {
                     + "(juno certs; env JUNO_TLS_DIR).")
     java.nio.file.Path tlsDir;
 
+    @Option(names = "--join", defaultValue = "${env:JUNO_JOIN}", paramLabel = "URL",
+            description = "Join the cluster of the coordinator at URL (its API, e.g. http://coordinator:8080; one started with --min-nodes): "
+                    + "announce this node there every few seconds and leave when stopped. A coordinator with API keys wants one in env JUNO_NODE_JOIN_KEY (env JUNO_JOIN).")
+    String join;
+
+    @Option(names = "--advertise", defaultValue = "${env:JUNO_ADVERTISE}", paramLabel = "HOST:PORT",
+            description = "With --join: where the coordinator and the other nodes reach this node (default: the address its announcements come from, on --port; env JUNO_ADVERTISE).")
+    String advertise;
+
     @Mixin
     BackendOption backend = new BackendOption();
 
@@ -63,6 +72,29 @@ final class NodeCommand implements Callable<Integer> {
             throw new CliException("--models-dir " + dir + " is not a directory");
         }
         props.put("juno.node.models-dir", dir.toAbsolutePath().toString());
+        if (join != null && !join.isBlank()) {
+            java.net.URI uri;
+            try {
+                uri = java.net.URI.create(join.strip());
+            } catch (IllegalArgumentException e) {
+                throw new CliException("--join '" + join + "' is not a URL: " + e.getMessage());
+            }
+            if (uri.getHost() == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+                throw new CliException("--join wants the coordinator's URL, like http://coordinator:8080, not '" + join + "'");
+            }
+            props.put("juno.node.join", join.strip());
+        }
+        if (advertise != null && !advertise.isBlank()) {
+            if (join == null || join.isBlank()) {
+                throw new CliException("--advertise is where the coordinator reaches this node: it needs --join");
+            }
+            try {
+                ml.juno.coordinator.cluster.NodeAddress.parse(advertise.strip());
+            } catch (IllegalArgumentException e) {
+                throw new CliException("--advertise: " + e.getMessage());
+            }
+            props.put("juno.node.advertise", advertise.strip());
+        }
         props.putAll(backend.properties());
         if (tlsDir != null) {
             try {

@@ -49,6 +49,18 @@ class BenchCommandTest {
     }
 
     @Test
+    void nodes_badSplitOrWireOrColdStart_areRefusedBeforeAnyNodeStarts() {
+        JunoCliTest.Run split = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "--nodes", "2", "--pType", "diagonal");
+        assertTrue(split.code() != 0 && split.err().contains("unknown parallelism 'diagonal'"), split.err());
+        JunoCliTest.Run wire = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "--nodes", "2", "--dtype", "INT4");
+        assertTrue(wire.code() != 0 && wire.err().contains("INT4"), wire.err());
+        JunoCliTest.Run cold = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "--nodes", "2", "--cold");
+        assertTrue(cold.code() != 0 && cold.err().contains("--cold"), cold.err());
+        JunoCliTest.Run none = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "--nodes", "0");
+        assertTrue(none.code() != 0 && none.err().contains("--nodes must be in 1..64"), none.err());
+    }
+
+    @Test
     void backendJava_runsAndReportsTheJavaKernels_inJsonAndText() throws Exception {
         JunoCliTest.Run r = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "-t", "1", "-p", "8", "-n", "4",
                 "-r", "1", "--backend", "java", "--json");

@@ -56,6 +56,45 @@ class ClusterCommandTest {
     }
 
     @Test
+    void coordinator_withMinNodes_letsNodesJoin_andNeedsExactlyOneWayOfFindingThem() {
+        String model = java.nio.file.Path.of(System.getProperty("juno.models.dir"), "stories260K.gguf").toString();
+        CoordinatorCommand c = new CoordinatorCommand();
+        new CommandLine(c).parseArgs("-m", model, "--min-nodes", "2", "--node-lease", "5s", "--pType", "tensor");
+        Map<String, String> p = c.properties();
+        assertEquals(null, p.get("juno.cluster.nodes"), "no fixed node list");
+        assertEquals("2", p.get("juno.cluster.min-nodes"));
+        assertEquals("5s", p.get("juno.cluster.node-lease"));
+        assertEquals("tensor", p.get("juno.cluster.parallelism"));
+        String[] r = run("coordinator", "-m", model);
+        assertEquals("1", r[0]);
+        assertTrue(r[2].contains("--nodes HOST:PORT,… or let them join with --min-nodes N"), r[2]);
+        r = run("coordinator", "-m", model, "--nodes", "a:1", "--min-nodes", "1");
+        assertTrue(r[2].contains("one of the two"), r[2]);
+        r = run("coordinator", "-m", model, "--min-nodes", "0");
+        assertTrue(r[2].contains("--min-nodes must be in 1..64"), r[2]);
+        r = run("coordinator", "-m", model, "--min-nodes", "1", "--node-lease", "soon");
+        assertTrue(r[2].contains("--node-lease 'soon' is not a duration"), r[2]);
+    }
+
+    @Test
+    void node_withJoin_announcesItselfToTheCoordinator_andAdvertiseNeedsJoin() {
+        NodeCommand n = new NodeCommand();
+        new CommandLine(n).parseArgs("--join", "http://coordinator:8080", "--advertise", "10.0.0.7:19092", "--models-dir",
+                System.getProperty("juno.models.dir"));
+        Map<String, String> p = n.properties();
+        assertEquals("http://coordinator:8080", p.get("juno.node.join"));
+        assertEquals("10.0.0.7:19092", p.get("juno.node.advertise"));
+        NodeCommand bad = new NodeCommand();
+        new CommandLine(bad).parseArgs("--join", "coordinator:8080");
+        CliException e = assertThrows(CliException.class, bad::properties);
+        assertTrue(e.getMessage().contains("--join wants the coordinator's URL"), e.getMessage());
+        NodeCommand alone = new NodeCommand();
+        new CommandLine(alone).parseArgs("--advertise", "10.0.0.7:19092");
+        e = assertThrows(CliException.class, alone::properties);
+        assertTrue(e.getMessage().contains("it needs --join"), e.getMessage());
+    }
+
+    @Test
     void cluster_refusesANodeCountOutsideItsRange() {
         String[] r = run("cluster", "--nodes", "0");
         assertEquals("1", r[0]);

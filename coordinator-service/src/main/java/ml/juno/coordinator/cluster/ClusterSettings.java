@@ -17,6 +17,16 @@ public interface ClusterSettings {
     /** {@code host:port,host:port,…} in pipeline (rank) order; unset: the in-process engine. */
     Optional<String> nodes();
 
+    /**
+     * Without {@code nodes}: the nodes join by themselves ({@code juno node --join URL}, {@link NodeRegistry}) and the
+     * coordinator serves once this many have joined, reloading the shards whenever one joins or leaves.
+     */
+    Optional<Integer> minNodes();
+
+    /** How long a joined node stays a member without announcing itself again (it announces every few seconds). */
+    @WithDefault("10s")
+    Duration nodeLease();
+
     /** pipeline or tensor. */
     @WithDefault("pipeline")
     String parallelism();
@@ -50,7 +60,12 @@ public interface ClusterSettings {
 
     /** The cluster these settings describe (nodes must be set). */
     default ClusterConfig toConfig() {
-        return new ClusterConfig(NodeAddress.parseList(nodes().orElseThrow()), Parallelism.parse(parallelism()),
+        return toConfig(NodeAddress.parseList(nodes().orElseThrow()));
+    }
+
+    /** The cluster these settings describe over {@code nodes} (a registry's members). */
+    default ClusterConfig toConfig(java.util.List<NodeAddress> nodes) {
+        return new ClusterConfig(nodes, Parallelism.parse(parallelism()),
                 new ClusterConfig.Wire(ActivationDtype.parse(dtype()), ProtoMapping.parseByteOrder(byteOrder())),
                 new ClusterConfig.Deadlines(stepTimeout(), loadTimeout(), Duration.ofSeconds(5), connectTimeout()),
                 threadsPerNode(), tlsDir().orElse(null));

@@ -37,10 +37,13 @@ public class EngineProducer {
 
     private final boolean exitOnLoadFailure;
 
-    EngineProducer(JunoConfig config, ClusterSettings cluster,
+    private final ml.juno.coordinator.cluster.NodeRegistry registry;
+
+    EngineProducer(JunoConfig config, ClusterSettings cluster, ml.juno.coordinator.cluster.NodeRegistry registry,
                    @ConfigProperty(name = "juno.exit-on-load-failure", defaultValue = "true") boolean exitOnLoadFailure) {
         this.config = config;
         this.cluster = cluster;
+        this.registry = registry;
         this.exitOnLoadFailure = exitOnLoadFailure;
     }
 
@@ -75,6 +78,9 @@ public class EngineProducer {
             ml.juno.coordinator.engine.EngineLora lora = new ml.juno.coordinator.engine.EngineLora(play, modules);
             InferenceEngine engine = cluster.nodes().isPresent()
                     ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec, lora)) // compute on the nodes
+                    : NodeRegistryProducer.registryMode(cluster) // on the nodes that join (juno node --join)
+                    ? EngineAssembly.open(ec, ml.juno.coordinator.cluster.RegistryExecutor.factory(registry, cluster.minNodes().get(),
+                            ml.juno.coordinator.cluster.Parallelism.parse(cluster.parallelism()), cluster::toConfig, ec, lora))
                     : EngineAssembly.open(ec, lora);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));

@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The {@code juno} command line of the packaged coordinator app, run in a new JVM as {@code ./juno} runs it. */
+/** The {@code juno} command line of the packaged coordinator app, run in a new JVM as {@code ./juno} runs it (same class path). */
 public final class JunoCli {
     public static final Path ROOT = Path.of(System.getProperty("juno.root", "..")).toAbsolutePath().normalize();
 
@@ -16,7 +16,7 @@ public final class JunoCli {
         Path app = Path.of(System.getProperty("juno.coordinator.app", ROOT.resolve("coordinator-service/target/quarkus-app").toString()));
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djuno.home=" + ROOT,
-                "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno"));
+                "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*:" + app.resolve("lib/boot") + "/*", "ml.juno.cli.Juno"));
         cmd.addAll(List.of(args));
         return cmd;
     }

@@ -152,6 +152,11 @@ public final class TestHosts implements AutoCloseable {
         return namespaces() ? hostAddress(i) : "127.0.0.1";
     }
 
+    /** The address the hosts reach the root namespace at (the bridge), where the test's coordinator runs; loopback without namespaces. */
+    public String rootAddress() {
+        return namespaces() ? SUBNET + "1" : "127.0.0.1";
+    }
+
     /** A port for a server on host {@code i}: each namespace has its own ports, so every node may use the default one. */
     public int port(int i, int defaultPort) {
         check(i);
