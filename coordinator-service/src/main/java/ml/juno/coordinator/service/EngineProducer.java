@@ -77,10 +77,10 @@ public class EngineProducer {
                     String.join(",", config.loraModules().orElse(java.util.List.of())));
             ml.juno.coordinator.engine.EngineLora lora = new ml.juno.coordinator.engine.EngineLora(play, modules);
             InferenceEngine engine = cluster.nodes().isPresent()
-                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec, lora)) // compute on the nodes
+                    ? EngineAssembly.open(ec, ClusterExecutor.factory(cluster.toConfig(), ec, lora), lora) // compute on the nodes
                     : NodeRegistryProducer.registryMode(cluster) // on the nodes that join (juno node --join)
                     ? EngineAssembly.open(ec, ml.juno.coordinator.cluster.RegistryExecutor.factory(registry, cluster.minNodes().get(),
-                            ml.juno.coordinator.cluster.Parallelism.parse(cluster.parallelism()), cluster::toConfig, ec, lora))
+                            ml.juno.coordinator.cluster.Parallelism.parse(cluster.parallelism()), cluster::toConfig, ec, lora), lora)
                     : EngineAssembly.open(ec, lora);
             served = new ServedModel(engine, engine.modelId(), fingerprint(path), Files.getLastModifiedTime(path).toMillis() / 1000,
                     ServedModel.maxPieceBytes(engine));
