@@ -60,8 +60,16 @@ public final class GenerationLoop implements AutoCloseable {
      * @throws IllegalArgumentException if the request can never run
      */
     public SubmitResult submit(GenerationRequest request, TokenEvents events) {
+        return submit(request, events, null);
+    }
+
+    /**
+     * As {@link #submit(GenerationRequest, TokenEvents)} for {@code tenant} (the caller's API key name; null: none): the
+     * scheduler shares steps fairly between tenants first, then between requests.
+     */
+    public SubmitResult submit(GenerationRequest request, TokenEvents events, Object tenant) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submit(request, events); // the choices of one request share their fair share
+            SubmitResult result = scheduler.submit(request, events, tenant); // the choices of one request share their fair share
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();
@@ -77,8 +85,13 @@ public final class GenerationLoop implements AutoCloseable {
      * @throws IllegalArgumentException if the input can never run
      */
     public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, TokenEvents events) {
+        return submitEmbedding(request, group, null, events);
+    }
+
+    /** As {@link #submitEmbedding(EmbeddingRequest, Object, TokenEvents)} for {@code tenant} (null: none). */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, Object tenant, TokenEvents events) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submitEmbedding(request, group);
+            SubmitResult result = scheduler.submitEmbedding(request, group, tenant);
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();
