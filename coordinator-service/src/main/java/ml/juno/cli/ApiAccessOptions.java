@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 
 /**
  * Who may use a server's API: {@code --api-key-file}, {@code --api-key}, {@code --metrics-public}, {@code --rate-limit},
- * {@code --max-concurrent-per-key}
+ * {@code --max-concurrent-per-key}, {@code --request-timeout}
  * (the servers: {@code local}, {@code cluster}, {@code coordinator}). Keys reach the server JVM through its environment
  * ({@code JUNO_API_KEYS}), never on its command line, where {@code ps} would show them.
  */
@@ -36,6 +36,12 @@ final class ApiAccessOptions {
             description = "At most N generation requests (streamed or not) of one key at once; one more gets 429 (0: no limit; "
                     + "env JUNO_MAX_CONCURRENT_PER_KEY).")
     int maxConcurrentPerKey;
+
+    @Option(names = "--request-timeout", paramLabel = "DURATION", defaultValue = "${env:JUNO_REQUEST_TIMEOUT:-0s}",
+            description = "Time limit of one generation request from its arrival, queueing included, e.g. 10m; past it the "
+                    + "generation stops and frees its memory: a whole reply is a 504 request_timeout, a stream ends with an error "
+                    + "event (default: ${DEFAULT-VALUE}, no limit; env JUNO_REQUEST_TIMEOUT).")
+    String requestTimeout;
 
     /** The server's {@code juno.api.*} system properties; bad values are a one-line error. */
     Map<String, String> properties() {
@@ -62,6 +68,18 @@ final class ApiAccessOptions {
         }
         if (maxConcurrentPerKey > 0) {
             props.put("juno.api.max-concurrent-per-key", Integer.toString(maxConcurrentPerKey));
+        }
+        java.time.Duration timeout;
+        try {
+            timeout = java.time.Duration.parse("PT" + requestTimeout.strip().toUpperCase(java.util.Locale.ROOT));
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new CliException("--request-timeout '" + requestTimeout + "' is not a duration like 90s or 10m");
+        }
+        if (timeout.isNegative()) {
+            throw new CliException("--request-timeout must be >= 0 (0: no limit), got " + requestTimeout);
+        }
+        if (timeout.isPositive()) {
+            props.put("juno.api.request-timeout", timeout.toMillis() + "ms");
         }
         environment(); // bad keys fail here, before anything starts
         return props;

@@ -120,7 +120,8 @@ public class NativeApiResource {
             }
             CollectedGeneration.Choice choice = done.choices().get(0);
             if (choice.reason() == FinishReason.ERROR) {
-                return error(500, "generation_failed", choice.message(), null);
+                return RequestOutput.timedOut(choice.message()) ? error(504, "timeout", choice.message(), null)
+                        : error(500, "generation_failed", choice.message(), null);
             }
             long latency = (System.nanoTime() - t0) / 1_000_000;
             return Response.ok(new InferenceResponse(p.model.id(), choice.text(), done.usage().promptTokens(),
@@ -350,7 +351,8 @@ public class NativeApiResource {
             e.put("completionTokens", usage.completionTokens());
             e.put("latencyMs", (System.nanoTime() - t0) / 1_000_000);
             if (reason == FinishReason.ERROR) {
-                e.put("error", new NativeError(500, "generation_failed", message, null));
+                e.put("error", RequestOutput.timedOut(message) ? new NativeError(504, "timeout", message, null)
+                        : new NativeError(500, "generation_failed", message, null));
             }
             event(e);
             frames.onComplete();

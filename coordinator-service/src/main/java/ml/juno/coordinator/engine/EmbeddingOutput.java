@@ -35,10 +35,17 @@ public final class EmbeddingOutput implements TokenEvents {
     private final List<Long> ids = new ArrayList<>();                // guarded by this: input order
     private final Map<Long, FinishedSequence> done = new HashMap<>(); // guarded by this
     private String failure;                                            // guarded by this
+    private volatile Object tenant;                                    // the caller's key name, for fairness; null: none
 
     EmbeddingOutput(GenerationLoop loop, java.util.function.BooleanSupplier shuttingDown) {
         this.loop = loop;
         this.shuttingDown = shuttingDown;
+    }
+
+    /** The inputs queued after this run for {@code key} (the caller's API key name): the scheduler is fair per key. */
+    public EmbeddingOutput forKey(Object key) {
+        this.tenant = key;
+        return this;
     }
 
     /**
@@ -55,7 +62,7 @@ public final class EmbeddingOutput implements TokenEvents {
             admitted = !ids.isEmpty();
         }
         try {
-            r = loop.submitEmbedding(request, this, admitted, this);
+            r = loop.submitEmbedding(request, this, tenant, admitted, this);
         } catch (RuntimeException e) {
             refused("an input was refused: " + e.getMessage());
             throw e;

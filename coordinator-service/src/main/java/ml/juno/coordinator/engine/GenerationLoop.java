@@ -60,8 +60,16 @@ public final class GenerationLoop implements AutoCloseable {
      * @throws IllegalArgumentException if the request can never run
      */
     public SubmitResult submit(GenerationRequest request, TokenEvents events) {
+        return submit(request, events, null);
+    }
+
+    /**
+     * As {@link #submit(GenerationRequest, TokenEvents)} for {@code tenant} (the caller's API key name; null: none): the
+     * scheduler shares steps fairly between tenants first, then between requests.
+     */
+    public SubmitResult submit(GenerationRequest request, TokenEvents events, Object tenant) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submit(request, events); // the choices of one request share their fair share
+            SubmitResult result = scheduler.submit(request, events, tenant); // the choices of one request share their fair share
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();
@@ -78,8 +86,13 @@ public final class GenerationLoop implements AutoCloseable {
      * @throws IllegalArgumentException if the input can never run
      */
     public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, boolean admitted, TokenEvents events) {
+        return submitEmbedding(request, group, null, admitted, events);
+    }
+
+    /** As {@link #submitEmbedding(EmbeddingRequest, Object, boolean, TokenEvents)} for {@code tenant} (null: none). */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, Object tenant, boolean admitted, TokenEvents events) {
         synchronized (lock) {
-            SubmitResult result = scheduler.submitEmbedding(request, group, admitted);
+            SubmitResult result = scheduler.submitEmbedding(request, group, tenant, admitted);
             if (result instanceof SubmitResult.Accepted a) {
                 active.put(a.sequenceId(), new Active(events));
                 lock.notifyAll();

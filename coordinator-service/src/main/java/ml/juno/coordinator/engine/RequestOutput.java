@@ -32,6 +32,8 @@ import ml.juno.coordinator.scheduler.Usage;
  */
 public final class RequestOutput implements TokenEvents {
     private static final String SHUTTING_DOWN = "shutting down";
+    /** How the message of a choice ended by the request's deadline starts ({@link #timedOut}). */
+    private static final String TIMED_OUT = "the request's time limit of ";
 
     /** One choice as this request's thread sees it. */
     private static final class Choice {
@@ -76,6 +78,10 @@ public final class RequestOutput implements TokenEvents {
     private final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>(); // SampledToken | FinishedSequence
     private Choice[] choices = new Choice[0]; // guarded by this; read freely by the request's thread once it runs
     private volatile boolean cancelled;
+    private Object tenant;           // the caller's API key name (fairness between keys); null: none
+    private long deadlineNanos;      // System.nanoTime() by which the request must be over; 0: no deadline
+    private java.time.Duration limit; // the deadline's length, for the message
+    private boolean expired;         // the request's thread only: the deadline passed and every choice was cancelled
     // the request's thread only
     private int promptTokens;
     private int remaining;
@@ -94,6 +100,33 @@ public final class RequestOutput implements TokenEvents {
         this.listener = listener;
         this.metrics = metrics;
         this.shuttingDown = shuttingDown;
+    }
+
+    /** The choices submitted after this run for {@code key} (the caller's API key name): the scheduler is fair per key. */
+    public RequestOutput forKey(Object key) {
+        this.tenant = key;
+        return this;
+    }
+
+    /**
+     * The request must be over {@code limit} after {@code startNanos} ({@link System#nanoTime()}): a choice still waiting
+     * or generating then is stopped (its KV blocks and sequence freed as by a cancel) and finishes with {@code error}
+     * and a message that {@link #timedOut} recognises. Null or zero: no deadline. Call before {@link #submit}.
+     */
+    public RequestOutput deadline(java.time.Duration limit, long startNanos) {
+        if (limit != null && limit.isPositive()) {
+            this.limit = limit;
+            this.deadlineNanos = startNanos + limit.toNanos();
+            if (this.deadlineNanos == 0) {
+                this.deadlineNanos = 1;
+            }
+        }
+        return this;
+    }
+
+    /** Whether a choice's error {@code message} says the request's deadline passed ({@link #deadline}). */
+    public static boolean timedOut(String message) {
+        return message != null && message.startsWith(TIMED_OUT);
     }
 
     /**
@@ -131,7 +164,7 @@ public final class RequestOutput implements TokenEvents {
         try {
             for (int i = 0; i < choices.length; i++) {
                 Choice c = new Choice(i, requests.get(i), decoders.get());
-                SubmitResult r = loop.submit(requests.get(i), this);
+                SubmitResult r = loop.submit(requests.get(i), this, tenant);
                 if (!(r instanceof SubmitResult.Accepted a)) {
                     cancel();
                     return r;
@@ -197,7 +230,17 @@ public final class RequestOutput implements TokenEvents {
         while (remaining > 0) {
             Object event;
             try {
-                event = events.take();
+                if (deadlineNanos == 0 || expired) {
+                    event = events.take();
+                } else {
+                    long left = deadlineNanos - System.nanoTime();
+                    event = left > 0 ? events.poll(left, java.util.concurrent.TimeUnit.NANOSECONDS) : null;
+                    if (event == null) {
+                        expired = true;
+                        cancel(); // every choice left finishes as cancelled, reported below as the deadline's error
+                        continue;
+                    }
+                }
             } catch (InterruptedException e) {
                 cancel(); // nobody is left to hear the rest
                 return;
@@ -272,6 +315,10 @@ public final class RequestOutput implements TokenEvents {
         c.releasedChars = upTo;
     }
 
+    private static String format(java.time.Duration d) {
+        return d.toMillis() % 1000 != 0 ? d.toMillis() + " ms" : d.toSeconds() + " s";
+    }
+
     private void promptScores(PromptScores p) {
         Choice c = choice(p.sequenceId());
         if (c.promptLogprobs != null) {
@@ -300,6 +347,9 @@ public final class RequestOutput implements TokenEvents {
         } else if (reason == FinishReason.CANCELLED && shuttingDown.getAsBoolean()) {
             reason = FinishReason.ERROR;
             message = SHUTTING_DOWN;
+        } else if (reason == FinishReason.CANCELLED && expired) {
+            reason = FinishReason.ERROR;
+            message = TIMED_OUT + format(limit) + " passed before it was done";
         }
         remaining--;
         completionTokens += usage.completionTokens();

@@ -40,6 +40,15 @@ public final class Scheduler {
     private final List<Sequence> running = new ArrayList<>(); // sorted by ORDER
     private final Map<Long, Sequence> byId = new HashMap<>();
     private final Map<Object, int[]> runningByGroup = new java.util.IdentityHashMap<>(); // running sequences per group
+    private final Map<Object, int[]> runningByTenant = new HashMap<>(); // running sequences per tenant (API key)
+    private final Map<Object, int[]> prefillByTenant = new HashMap<>(); // this step: [want, given] prompt tokens per tenant
+    /** The tenant of sequences submitted without one: they share it, so fairness among them is per group only. */
+    static final Object NO_TENANT = new Object() {
+        @Override
+        public String toString() {
+            return "no tenant";
+        }
+    };
     private final List<FinishedSequence> pendingFinished = new ArrayList<>();
     private final int[] freeSlots;
     private int freeSlotCount;
@@ -89,6 +98,19 @@ public final class Scheduler {
      * @throws IllegalArgumentException if the request can never run (too long, tokens outside the vocabulary)
      */
     public SubmitResult submit(GenerationRequest request, Object group) {
+        return submit(request, group, null);
+    }
+
+    /**
+     * As {@link #submit(GenerationRequest, Object)} for {@code tenant} (an API key's name; equal tenants are one; null:
+     * the tenant of everything submitted without one). Fairness is by tenant first, then by group within a tenant:
+     * admission prefers the tenant with the fewest running sequences, then its group with the fewest; a request with
+     * none running may take a slot from another tenant holding at least two more than its own, or from a group of its
+     * own tenant holding at least two; and when several tenants have prompt tokens to compute, a step's budget is shared
+     * between them (each gets at most an equal share of what is left, what one does not need going to the others), so
+     * one key's many or long requests cannot keep another key from its first token.
+     */
+    public SubmitResult submit(GenerationRequest request, Object group, Object tenant) {
         int promptLength = request.promptLength();
         int maxTokens = request.stop().maxTokens();
         for (int i = 0; i < promptLength; i++) {
@@ -124,6 +146,9 @@ public final class Scheduler {
         if (group != null) {
             seq.group = group;
         }
+        if (tenant != null) {
+            seq.tenant = tenant;
+        }
         state.accept(seq.tokens(), 0, seq.length);
         waiting.add(seq);
         byId.put(seq.id, seq);
@@ -137,10 +162,18 @@ public final class Scheduler {
      * request is admitted whole or not at all: the queue bound is checked for its first input only ({@code admitted}
      * false), so a request of more inputs than the queue holds still runs on an idle server.
      *
-     * @param admitted an earlier input of the same request is already queued
      * @throws RequestLimitException if the input can never run
      */
-    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, boolean admitted) {
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group) {
+        return submitEmbedding(request, group, null, false);
+    }
+
+    /**
+     * As {@link #submitEmbedding(EmbeddingRequest, Object)} for {@code tenant} (see
+     * {@link #submit(GenerationRequest, Object, Object)}); {@code admitted}: an earlier input of the same request is
+     * already queued, so this one is past the queue bound.
+     */
+    public SubmitResult submitEmbedding(EmbeddingRequest request, Object group, Object tenant, boolean admitted) {
         int[] prompt = request.promptTokens();
         for (int i = 0; i < prompt.length; i++) {
             if (prompt[i] < 0 || prompt[i] >= vocab) {
@@ -162,6 +195,9 @@ public final class Scheduler {
         seq.pooling = request.pooling();
         if (group != null) {
             seq.group = group;
+        }
+        if (tenant != null) {
+            seq.tenant = tenant;
         }
         waiting.add(seq);
         byId.put(seq.id, seq);
@@ -260,13 +296,14 @@ public final class Scheduler {
             budget--;
         }
 
-        // 2. prefill chunks of running sequences
+        // 2. prefill chunks of running sequences, each tenant within its share of the budget
+        int share = prefillShare(budget);
         for (int i = 0; i < running.size() && budget > 0; i++) {
             Sequence seq = running.get(i);
             if (seq.scheduledStep == step || seq.isDecoding()) {
                 continue;
             }
-            int chunk = Math.min(seq.length - seq.numComputed, budget);
+            int chunk = Math.min(seq.length - seq.numComputed, Math.min(budget, room(seq, share)));
             int fit = (seq.blocks.blockCount() + kv.availableBlocks()) * kv.blockSize() - seq.numComputed;
             chunk = Math.min(chunk, fit);
             if (chunk <= 0 || !kv.allocateSlots(seq.blocks, seq.numComputed + chunk)) {
@@ -274,13 +311,18 @@ public final class Scheduler {
             }
             rows.add(row(seq, chunk));
             budget -= chunk;
+            given(seq, chunk);
         }
 
-        // 3. admit waiting sequences
+        // 3. admit waiting sequences (of tenants with some of their share left)
         while (budget > 0 && freeSlotCount > 0 && !waiting.isEmpty()) {
-            Sequence seq = nextWaiting();
-            int cached = seq.isEmbedding() ? kv.admitUncached(seq.blocks, seq.length, budget)
-                    : kv.admit(seq.blocks, seq.tokens(), seq.length, budget, seq.request.adapter(),
+            Sequence seq = nextWaiting(share);
+            if (seq == null) {
+                break; // every waiting tenant has had its share of this step
+            }
+            int allowed = Math.min(budget, room(seq, share));
+            int cached = seq.isEmbedding() ? kv.admitUncached(seq.blocks, seq.length, allowed)
+                    : kv.admit(seq.blocks, seq.tokens(), seq.length, allowed, seq.request.adapter(),
                     seq.scoresPrompt() ? seq.scoredUpTo : Integer.MAX_VALUE);
             if (cached < 0) {
                 break; // the best waiting sequence does not fit; nobody overtakes it
@@ -293,9 +335,10 @@ public final class Scheduler {
             seq.state = Sequence.State.RUNNING;
             seq.slot = freeSlots[--freeSlotCount];
             insertRunning(seq);
-            int chunk = Math.min(seq.length - cached, budget);
+            int chunk = Math.min(seq.length - cached, allowed);
             rows.add(row(seq, chunk));
             budget -= chunk;
+            given(seq, chunk);
         }
 
         // 4. all running sequences stuck in prefill without blocks: free the worst so the rest can move
@@ -507,56 +550,149 @@ public final class Scheduler {
                 new KvPlacement(kv.blockSize(), blocks), seq.sampler, seq.request.adapter());
     }
 
-    /** The waiting sequence to admit next: best priority, then the group with the fewest running, then arrival. */
+    /**
+     * The waiting sequence to admit next: best priority, then the tenant with the fewest running, then the group with
+     * the fewest running, then arrival.
+     */
     private Sequence nextWaiting() {
+        return nextWaiting(Integer.MAX_VALUE);
+    }
+
+    /** As {@link #nextWaiting()} among the sequences whose tenant has room left in this step's {@code share}; null if none. */
+    private Sequence nextWaiting(int share) {
         Sequence best = null;
-        int bestRunning = 0;
+        int bestTenant = 0;
+        int bestGroup = 0;
         for (Sequence s : waiting) {
-            int r = runningOf(s.group);
+            if (share != Integer.MAX_VALUE && room(s, share) <= 0) {
+                continue;
+            }
+            int t = runningOf(runningByTenant, s.tenant);
+            int g = runningOf(runningByGroup, s.group);
             if (best == null || s.priority() < best.priority()
-                    || (s.priority() == best.priority() && (r < bestRunning || (r == bestRunning && s.arrival < best.arrival)))) {
+                    || (s.priority() == best.priority() && (t < bestTenant || (t == bestTenant
+                    && (g < bestGroup || (g == bestGroup && s.arrival < best.arrival)))))) {
                 best = s;
-                bestRunning = r;
+                bestTenant = t;
+                bestGroup = g;
             }
         }
         return best;
     }
 
-    private int runningOf(Object group) {
-        int[] n = runningByGroup.get(group);
+    /**
+     * The most prompt tokens one tenant may compute this step out of {@code budget}: everything when at most one tenant
+     * has prompt tokens waiting to be computed; else the water level at which the tenants' wants fill the budget (each
+     * gets what it wants up to the level, so what one leaves goes to the others). Wants: the prompt tokens left of
+     * running sequences in prefill, and of waiting ones while a slot is free.
+     */
+    private int prefillShare(int budget) {
+        prefillByTenant.clear();
+        if (budget <= 0) {
+            return budget;
+        }
+        for (Sequence s : running) {
+            if (s.scheduledStep != step && !s.isDecoding()) {
+                want(s, s.length - s.numComputed);
+            }
+        }
+        if (freeSlotCount > 0) {
+            for (Sequence s : waiting) {
+                want(s, s.length);
+            }
+        }
+        if (prefillByTenant.size() <= 1) {
+            return Integer.MAX_VALUE;
+        }
+        int[] wants = new int[prefillByTenant.size()];
+        int k = 0;
+        for (int[] w : prefillByTenant.values()) {
+            wants[k++] = w[0];
+        }
+        Arrays.sort(wants);
+        int left = budget;
+        for (int i = 0; i < wants.length; i++) {
+            int level = left / (wants.length - i);
+            if (wants[i] > level) {
+                return Math.max(1, level);
+            }
+            left -= wants[i];
+        }
+        return Integer.MAX_VALUE; // everyone's wants fit
+    }
+
+    private void want(Sequence s, int tokens) {
+        int[] w = prefillByTenant.computeIfAbsent(s.tenant, t -> new int[2]);
+        w[0] = (int) Math.min(Integer.MAX_VALUE, (long) w[0] + tokens);
+    }
+
+    /** Prompt tokens {@code seq}'s tenant may still compute this step under {@code share}. */
+    private int room(Sequence seq, int share) {
+        if (share == Integer.MAX_VALUE) {
+            return Integer.MAX_VALUE;
+        }
+        int[] w = prefillByTenant.get(seq.tenant);
+        return w == null ? share : share - w[1];
+    }
+
+    private void given(Sequence seq, int tokens) {
+        int[] w = prefillByTenant.get(seq.tenant);
+        if (w != null) {
+            w[1] += tokens;
+        }
+    }
+
+    private static int runningOf(Map<Object, int[]> counts, Object key) {
+        int[] n = counts.get(key);
         return n == null ? 0 : n[0];
     }
 
-    private void countRunning(Object group, int delta) {
-        int[] n = runningByGroup.computeIfAbsent(group, g -> new int[1]);
+    private void countRunning(Sequence seq, int delta) {
+        count(runningByGroup, seq.group, delta);
+        count(runningByTenant, seq.tenant, delta);
+    }
+
+    private static void count(Map<Object, int[]> counts, Object key, int delta) {
+        int[] n = counts.computeIfAbsent(key, g -> new int[1]);
         n[0] += delta;
         if (n[0] <= 0) {
-            runningByGroup.remove(group);
+            counts.remove(key);
         }
     }
 
     /**
-     * Every slot taken and a group waits with none running: the group holding the most running sequences (two at least,
-     * of no better priority) gives up its latest one, to be recomputed later. At most one per step.
+     * Every slot taken and the next waiting request has none running: a sequence of no better priority gives up its slot,
+     * to be recomputed later, if it belongs to another tenant holding at least two more running sequences than the
+     * waiting one's tenant, or to a group of the same tenant holding at least two. Of those, the one of the tenant with
+     * the most running, then of the group with the most, then the latest to arrive. At most one per step.
      */
     private void rebalance() {
         if (freeSlotCount > 0 || waiting.isEmpty()) {
             return;
         }
         Sequence next = nextWaiting();
-        if (runningOf(next.group) > 0) {
+        if (runningOf(runningByGroup, next.group) > 0) {
             return;
         }
+        int own = runningOf(runningByTenant, next.tenant);
         Sequence victim = null;
-        int most = 1;
+        int mostTenant = 0;
+        int mostGroup = 0;
         for (Sequence s : running) {
-            int r = runningOf(s.group);
             if (s.priority() < next.priority()) {
                 continue;
             }
-            if (r > most || (r == most && victim != null && s.group == victim.group && s.arrival > victim.arrival)) {
+            int t = runningOf(runningByTenant, s.tenant);
+            int g = runningOf(runningByGroup, s.group);
+            boolean eligible = s.tenant.equals(next.tenant) ? g >= 2 : t >= own + 2;
+            if (!eligible) {
+                continue;
+            }
+            if (victim == null || t > mostTenant || (t == mostTenant && (g > mostGroup
+                    || (g == mostGroup && s.arrival > victim.arrival)))) { // ties: the latest, with the least work to redo
                 victim = s;
-                most = r;
+                mostTenant = t;
+                mostGroup = g;
             }
         }
         if (victim != null) {
@@ -583,7 +719,7 @@ public final class Scheduler {
     /** Sends a running sequence back to waiting, freeing its blocks; it is recomputed later. */
     private void preempt(Sequence seq) {
         running.remove(seq);
-        countRunning(seq.group, -1);
+        countRunning(seq, -1);
         kv.free(seq.blocks);
         freeSlots[freeSlotCount++] = seq.slot;
         seq.slot = -1;
@@ -595,7 +731,7 @@ public final class Scheduler {
     }
 
     private void insertRunning(Sequence seq) {
-        countRunning(seq.group, 1);
+        countRunning(seq, 1);
         int at = running.size();
         while (at > 0 && ORDER.compare(running.get(at - 1), seq) > 0) {
             at--;
@@ -611,7 +747,7 @@ public final class Scheduler {
     private FinishedSequence release(Sequence seq, FinishReason reason, String message, float[] embedding) {
         if (seq.state == Sequence.State.RUNNING) {
             running.remove(seq);
-            countRunning(seq.group, -1);
+            countRunning(seq, -1);
             freeSlots[freeSlotCount++] = seq.slot;
             seq.slot = -1;
         }

@@ -13,6 +13,8 @@ final class Sequence {
     final long arrival;
     /** The API request this sequence is a choice of (its choices share it); fairness is per group. */
     Object group = this;
+    /** The API key this sequence runs for (all sequences without one share {@link Scheduler#NO_TENANT}); fairness is per tenant first. */
+    Object tenant = Scheduler.NO_TENANT;
     final GenerationRequest request;
     final int[] stopIds;          // the request's stop ids, masked while below min tokens
     final SamplerState sampler;

@@ -54,8 +54,8 @@ public class EmbeddingService {
         InferenceEngine engine = served.engine();
         int[][] tokens = check(served, inputs, dimensions);
         Pooling pooling = pooling(engine);
-        EmbeddingOutput out = engine.newEmbeddings();
         String key = gate.currentKey();
+        EmbeddingOutput out = engine.newEmbeddings().forKey(key);
         for (int i = 0; i < tokens.length; i++) {
             SubmitResult r;
             try {

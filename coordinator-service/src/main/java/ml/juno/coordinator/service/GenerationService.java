@@ -37,11 +37,23 @@ public class GenerationService {
     private final EngineProducer engines;
     private final EngineMetrics metrics;
     private final ApiGate gate;
+    private final java.time.Duration requestTimeout;
 
-    GenerationService(EngineProducer engines, EngineMetrics metrics, ApiGate gate) {
+    GenerationService(EngineProducer engines, EngineMetrics metrics, ApiGate gate,
+                      @org.eclipse.microprofile.config.inject.ConfigProperty(name = "juno.api.request-timeout", defaultValue = "0s")
+                      java.time.Duration requestTimeout) {
         this.engines = engines;
         this.metrics = metrics;
         this.gate = gate;
+        if (requestTimeout.isNegative()) {
+            throw new IllegalArgumentException("juno.api.request-timeout must be >= 0 (0: none), got " + requestTimeout);
+        }
+        this.requestTimeout = requestTimeout;
+    }
+
+    /** The time limit of one generation request from its arrival ({@code juno.api.request-timeout}); zero: none. */
+    public java.time.Duration requestTimeout() {
+        return requestTimeout;
     }
 
     /** The served model if {@code model} names it or is null (omitted: the old API's habit); 404 otherwise, 503 while none is ready. */
@@ -76,6 +88,7 @@ public class GenerationService {
      */
     public RequestOutput start(ServedModel served, List<PromptInput> prompts, GenerationOptions options, RequestKind kind,
                                GenerationListener listener) {
+        long arrived = System.nanoTime();
         InferenceEngine engine = served.engine();
         Tokenizer tokenizer = engine.tokenizer();
         String promptParam = prompts.getFirst() instanceof PromptInput.Chat ? "messages" : "prompt";
@@ -99,7 +112,9 @@ public class GenerationService {
                         options.promptLogprobs()));
             }
         }
-        RequestOutput request = engine.newRequest(charged(gate.currentKey(), listener), metrics.forKind(kind));
+        String key = gate.currentKey();
+        RequestOutput request = engine.newRequest(charged(key, listener), metrics.forKind(kind)).forKey(key)
+                .deadline(requestTimeout, arrived);
         SubmitResult result;
         try {
             result = engine.submit(request, choices, options.n());

@@ -99,6 +99,10 @@ public final class Replies {
     }
 
     private HttpReply failed(CollectedGeneration.Choice c) {
+        if (ml.juno.coordinator.engine.RequestOutput.timedOut(c.message())) {
+            return reply(504, ErrorResponse.of("Request timed out: " + c.message() + " (--request-timeout).", ErrorTypes.SERVER, null,
+                    "request_timeout"));
+        }
         return reply(500, ErrorResponse.of("The model failed while generating: " + c.message(), ErrorTypes.SERVER, null, "generation_failed"));
     }
 

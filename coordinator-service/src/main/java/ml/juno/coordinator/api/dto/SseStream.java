@@ -205,7 +205,10 @@ public final class SseStream implements GenerationListener {
 
     @Override
     public void onFinished(Usage usage) {
-        if (error != null) {
+        if (error != null && ml.juno.coordinator.engine.RequestOutput.timedOut(error)) {
+            emit(format.error(ErrorResponse.of("Request timed out: " + error + " (--request-timeout).", ErrorTypes.SERVER, null,
+                    "request_timeout")));
+        } else if (error != null) {
             emit(format.error(ErrorResponse.of("The model failed while generating: " + error, ErrorTypes.SERVER, null, "generation_failed")));
         } else if (includeUsage) {
             emit(format.usage(usage));
