@@ -88,6 +88,28 @@ public interface Backend extends AutoCloseable {
     void add(float[] acc, float[] x, int n);
 
     /**
+     * Runs the experts of {@code b} (their weights' bytes all present): for each, its rows gathered, gate and up, the
+     * activation, down, and the weighted outputs into {@link ExpertBatch#mixed}. Each expert's values are what its
+     * products give for its rows alone, however the backend spreads the experts over its threads. Default: one expert
+     * after another, each product as {@link #matmul} computes it.
+     */
+    default void experts(ExpertBatch b) {
+        for (int k = 0; k < b.count(); k++) {
+            int rows = b.rows(k);
+            WeightMatrix gate = b.gate(k);
+            b.gather(k, b.in);
+            matmul(gate, b.gate, b.up(k), b.up, null, null, b.in, rows);
+            if (b.gelu()) {
+                geglu(b.gate, b.up, rows, gate.rows());
+            } else {
+                swiglu(b.gate, b.up, rows, gate.rows());
+            }
+            matmul(b.down(k), b.gate, b.out, rows);
+            b.scatter(k, b.out);
+        }
+    }
+
+    /**
      * The bytes behind {@code w} are about to hold other weights (a streamed expert's slot is refilled): the backend
      * drops whatever it derived from them (the native kernels' packed copies), so no later product can use a copy of
      * the old bytes. {@code w} is not used again; another matrix over the same memory may follow. Default: nothing kept.

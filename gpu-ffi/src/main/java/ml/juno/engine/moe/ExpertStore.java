@@ -22,7 +22,8 @@ import ml.juno.engine.model.block.MoeFfn;
  * gate/up/down, aligned) plus a few staging slots (the reads in flight beyond the cache: with a budget of 0 every
  * expert goes through them). Per layer step the union of the experts the batch routes to is looked up once; the
  * missing ones are read in expert order (file order within each tensor), all at once, by the {@link ExpertReader}'s
- * threads, and computed in expert order as their bytes arrive, so results never depend on read timing. The matrices
+ * threads; the layer computes the experts already in RAM while they are read, then the others as they arrive, each
+ * into its own rows, so results never depend on read timing. The matrices
  * the kernels get are the mapped ones' names, types, shapes and bytes over slot memory: logits are bit-identical to
  * the mapped run. When a slot is refilled, the backend is told to {@link Backend#forget} what it derived from the old
  * bytes (packed copies).
@@ -404,14 +405,18 @@ public final class ExpertStore implements AutoCloseable {
         final int used;
         final Slot[] resident;
         final float[] heat;
-        /** This step's experts, ascending, and the slot each has (or {@code null}: not issued yet). */
+        /** This step's experts, ascending, and the slot each has (or {@code null}: not issued yet, or done). */
         final int[] need;
         final Slot[] assigned;
+        /** Index in {@link #need} of each expert this step uses, -1 for the others. */
+        final int[] position;
+        /** By index in {@link #need}: done this step (its slot released). */
+        final boolean[] finished;
         int needCount;
         /** Misses before this index have a slot and their reads queued. */
         int issued;
-        int cursor;
-        long computeStart;
+        long stepStart;
+        long waitAtStart;
 
         Layer(int index, ExpertPlan[] plans, int used) {
             this.index = index;
@@ -421,6 +426,9 @@ public final class ExpertStore implements AutoCloseable {
             this.heat = new float[plans.length];
             this.need = new int[plans.length];
             this.assigned = new Slot[plans.length];
+            this.position = new int[plans.length];
+            this.finished = new boolean[plans.length];
+            Arrays.fill(position, -1);
         }
 
         @Override
@@ -433,6 +441,8 @@ public final class ExpertStore implements AutoCloseable {
             if (n != plans.length) {
                 throw new IllegalArgumentException("routing over " + n + " experts, store has " + plans.length);
             }
+            stepStart = System.nanoTime();
+            waitAtStart = readWaitNanos;
             tick++;
             long[] bits = windowBits[index];
             int choices = 0;
@@ -454,6 +464,8 @@ public final class ExpertStore implements AutoCloseable {
                         stepMisses++;
                     }
                     assigned[needCount] = s;
+                    finished[needCount] = false;
+                    position[e] = needCount;
                     need[needCount++] = e;
                 }
             }
@@ -461,7 +473,6 @@ public final class ExpertStore implements AutoCloseable {
                 stepRows = choices / used;
             }
             issued = 0;
-            cursor = 0;
             if (!fileChecked && hasMiss()) {
                 checkFile(); // once per step that reads
                 fileChecked = true;
@@ -481,7 +492,7 @@ public final class ExpertStore implements AutoCloseable {
         /** Gives the next misses, in order, a slot and queues their reads, as far as slots allow. */
         private void issue() {
             while (issued < needCount) {
-                if (assigned[issued] == null) {
+                if (assigned[issued] == null && !finished[issued]) {
                     Slot s = take();
                     if (s == null) {
                         return;
@@ -493,22 +504,18 @@ public final class ExpertStore implements AutoCloseable {
             }
         }
 
-        @Override
-        public GatedFfn await(int e) {
-            while (cursor < needCount && need[cursor] != e) {
-                cursor++;
+        /** {@code e}'s index in this step's experts, checked. */
+        private int at(int e) {
+            int p = e >= 0 && e < position.length ? position[e] : -1;
+            if (p < 0 || finished[p]) {
+                throw new IllegalStateException("expert " + e + " of MoE layer " + modelLayer[index]
+                        + (p < 0 ? " was not routed this step" : " is already done this step"));
             }
-            if (cursor == needCount) {
-                throw new IllegalStateException("expert " + e + " of MoE layer " + modelLayer[index] + " was not routed this step");
-            }
-            if (cursor >= issued) {
-                issue();
-                if (cursor >= issued) {
-                    throw new IllegalStateException("no slot free for expert " + e + " (all " + staging.length + " staging slots held)");
-                }
-            }
-            Slot s = assigned[cursor];
-            readWaitNanos += s.awaitReads();
+            return p;
+        }
+
+        /** The slot's FFN once its reads are complete: checked, and findable from now on if it is a cache slot. */
+        private GatedFfn ready(Slot s, int e) {
             Throwable err = s.error;
             if (err != null) {
                 throw failed("reading expert " + e + " of layer " + modelLayer[index] + " from " + reader.path()
@@ -520,17 +527,39 @@ public final class ExpertStore implements AutoCloseable {
                     resident[e] = s;
                 }
             }
-            computeStart = System.nanoTime();
             return s.ffn;
         }
 
         @Override
+        public GatedFfn present(int e) {
+            Slot s = assigned[at(e)]; // null: a miss not issued yet
+            return s != null && s.pending.get() == 0 ? ready(s, e) : null;
+        }
+
+        @Override
+        public GatedFfn await(int e) {
+            int p = at(e);
+            if (assigned[p] == null) {
+                issue();
+                if (assigned[p] == null) {
+                    return null;
+                }
+            }
+            Slot s = assigned[p];
+            readWaitNanos += s.awaitReads();
+            return ready(s, e);
+        }
+
+        @Override
         public void done(int e) {
-            computeNanos += System.nanoTime() - computeStart;
-            Slot s = assigned[cursor];
-            assigned[cursor] = null;
+            int p = at(e);
+            Slot s = assigned[p];
+            if (s == null) {
+                throw new IllegalStateException("expert " + e + " of MoE layer " + modelLayer[index] + " done before it was read");
+            }
+            assigned[p] = null;
+            finished[p] = true;
             release(s);
-            cursor++;
             issue();
         }
 
@@ -549,8 +578,11 @@ public final class ExpertStore implements AutoCloseable {
                     assigned[i] = null;
                     release(s);
                 }
+                position[need[i]] = -1;
             }
             needCount = 0;
+            // compute: the layer step's time not spent waiting for reads
+            computeNanos += System.nanoTime() - stepStart - (readWaitNanos - waitAtStart);
             if (index == layers.length - 1) {
                 stepEnd();
             }

@@ -11,6 +11,7 @@ import ml.juno.engine.jfr.MatMulEvent;
 import ml.juno.engine.kernel.AttentionShape;
 import ml.juno.engine.kernel.Backend;
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.ExpertBatch;
 import ml.juno.engine.kernel.GgmlExp;
 import ml.juno.engine.kernel.LowRank;
 import ml.juno.engine.kernel.RopeShape;
@@ -50,6 +51,7 @@ public final class CpuBackend implements Backend {
     private final QuantMatmulJob quantMatmul;
     private final QuantActivations quantX = new QuantActivations();
     private final AttentionJob attention;
+    private final ExpertJob expertJob;
     private float[] rounded = new float[0];
     /**
      * Weights the native kernels take rearranged ({@link NativeKernels#packedBytes}: Q4_0), made on a matrix's first
@@ -91,6 +93,7 @@ public final class CpuBackend implements Backend {
         this.matmul = new MatmulJob(pool.threads());
         this.quantMatmul = new QuantMatmulJob(pool.threads());
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
+        this.expertJob = kernels != null ? new ExpertJob(pool.threads()) : null;
     }
 
     /** {@code count} elements (whole blocks) of {@code type} from byte {@code off} of {@code s}, decoded to {@code dst[dstOff..]}. */
@@ -136,7 +139,7 @@ public final class CpuBackend implements Backend {
             return;
         }
         if (nat != null && nativeTakes(w, batch)) {
-            nativeMatmul(w, out, null, null, null, null, x, batch);
+            nativeMatmul(w, out, null, null, null, null, x, batch, true);
             return;
         }
         CpuTypeTraits traits = CpuTypeTraits.of(w.type());
@@ -178,7 +181,7 @@ public final class CpuBackend implements Backend {
             Backend.super.matmul(w0, out0, w1, out1, w2, out2, x, batch);
             return;
         }
-        nativeMatmul(w0, out0, w1, out1, w2, out2, x, batch);
+        nativeMatmul(w0, out0, w1, out1, w2, out2, x, batch, true);
     }
 
     private final Arena[] nativeArenas = new Arena[3];
@@ -199,10 +202,11 @@ public final class CpuBackend implements Backend {
     /**
      * One to three products of the same input ({@code w1}/{@code w2} may be {@code null}) in the native kernels: the
      * input quantized once per weight type on the calling thread, then one parallel step in which each worker makes
-     * one downcall per matrix for its share of the rows.
+     * one downcall per matrix for its share of the rows. {@code pack}: from the weights' packed copies where their type
+     * has one ({@link #packedFor}), else from the weights as stored.
      */
     private void nativeMatmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
-                              float[] x, int batch) {
+                              float[] x, int batch, boolean pack) {
         NativeMatmulJob job = nativeMatmul;
         job.w[0] = w0;
         job.w[1] = w1;
@@ -222,7 +226,7 @@ public final class CpuBackend implements Backend {
             if ((long) batch * w.rows() > job.out[i].length) {
                 throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
             }
-            job.packed[i] = packedFor(w);
+            job.packed[i] = pack ? packedFor(w) : null;
             boolean packed = job.packed[i] != null;
             job.xq[i] = null;
             for (int j = 0; j < i; j++) {
@@ -323,6 +327,224 @@ public final class CpuBackend implements Backend {
             }
         } else {
             pool.parallelFor(chunks, body);
+        }
+    }
+
+    /**
+     * Mixture-of-experts products from the weights as stored, never from packed copies: a packed copy of every expert
+     * would double an MoE model's memory (and every streamed refill would repack), while an expert's few rows per step
+     * gain little from packing. With the native kernels, the experts whose rows are at most a fair share of the batch's
+     * run together, one whole expert per worker at a time (largest first), so a decode step's eight experts cost one
+     * parallel step instead of sixteen; an expert with more rows than that runs alone, each product split over the
+     * team. Both ways give each expert the same values (one dot product per output element, in a fixed order), which
+     * are those of the Java kernels.
+     */
+    @Override
+    public void experts(ExpertBatch b) {
+        int c = b.count();
+        if (nat == null || c == 0) {
+            Backend.super.experts(b); // the Java kernels keep nothing packed; one expert after another
+            return;
+        }
+        long total = 0;
+        for (int k = 0; k < c; k++) {
+            total += b.rows(k);
+        }
+        int threads = pool.threads();
+        boolean events = MatMulEvent.enabled();
+        int together = 0;
+        for (int k = 0; k < c; k++) {
+            int rows = b.rows(k);
+            if (events || threads == 1 || (long) rows * threads > total || !nativeTakes(b.gate(k), rows)
+                    || !nativeTakes(b.up(k), rows) || !nativeTakes(b.down(k), rows)) {
+                expertAlone(b, k);
+            } else {
+                expertJob.order(together++, k);
+            }
+        }
+        if (together > 0) {
+            expertJob.run(b, together);
+        }
+    }
+
+    /** Expert {@code k} of {@code b} on the calling thread, each product over the team. */
+    private void expertAlone(ExpertBatch b, int k) {
+        int rows = b.rows(k);
+        WeightMatrix gate = b.gate(k);
+        WeightMatrix up = b.up(k);
+        b.gather(k, b.in);
+        if (!MatMulEvent.enabled() && nativeTakes(gate, rows) && nativeTakes(up, rows) && gate.cols() == up.cols()) {
+            nativeMatmul(gate, b.gate, up, b.up, null, null, b.in, rows, false);
+        } else {
+            unpackedMatmul(gate, b.in, b.gate, rows);
+            unpackedMatmul(up, b.in, b.up, rows);
+        }
+        if (b.gelu()) {
+            geglu(b.gate, b.up, rows, gate.rows());
+        } else {
+            swiglu(b.gate, b.up, rows, gate.rows());
+        }
+        unpackedMatmul(b.down(k), b.gate, b.out, rows);
+        b.scatter(k, b.out);
+    }
+
+    /** One or two native products of one input from the weights as stored ({@code w1} may be {@code null}): for reports. */
+    void unpackedPair(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, float[] x, int batch) {
+        nativeMatmul(w0, out0, w1, out1, null, null, x, batch, false);
+    }
+
+    /** {@link #matmul} from the weights as stored (no packed copy). */
+    private void unpackedMatmul(WeightMatrix w, float[] x, float[] out, int batch) {
+        if (nat == null || !nativeTakes(w, batch)) {
+            matmul(w, x, out, batch); // Java kernels: nothing packed
+            return;
+        }
+        if (MatMulEvent.enabled() && MatMulEvent.enter(name(), w, batch)) {
+            try {
+                nativeMatmul(w, out, null, null, null, null, x, batch, false);
+            } finally {
+                MatMulEvent.exit();
+            }
+            return;
+        }
+        nativeMatmul(w, out, null, null, null, null, x, batch, false);
+    }
+
+    /**
+     * Whole experts, one per worker at a time, in the native kernels from the weights as stored: each worker gathers
+     * its expert's rows, quantizes them, runs gate and up, the activation, quantizes that and runs down in its own
+     * buffers, then writes the weighted outputs to the expert's own rows of {@link ExpertBatch#mixed}.
+     */
+    private final class ExpertJob implements ComputePool.Body {
+        private final Scratch[] scratch;
+        private int[] order = new int[16];
+        private ExpertBatch b;
+
+        ExpertJob(int threads) {
+            scratch = new Scratch[threads];
+            for (int i = 0; i < threads; i++) {
+                scratch[i] = new Scratch();
+            }
+        }
+
+        /** Puts expert {@code k} at place {@code i} of the next run. */
+        void order(int i, int k) {
+            if (i == order.length) {
+                order = java.util.Arrays.copyOf(order, 2 * i);
+            }
+            order[i] = k;
+        }
+
+        void run(ExpertBatch batch, int n) {
+            // largest first (ties in batch order), so the last experts handed out are the short ones
+            for (int i = 1; i < n; i++) {
+                int k = order[i];
+                int j = i - 1;
+                while (j >= 0 && batch.rows(order[j]) < batch.rows(k)) {
+                    order[j + 1] = order[j];
+                    j--;
+                }
+                order[j + 1] = k;
+            }
+            this.b = batch;
+            try {
+                pool.parallelFor(n, this);
+            } finally {
+                this.b = null;
+            }
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            ExpertBatch eb = b;
+            int k = order[chunk];
+            int rows = eb.rows(k);
+            WeightMatrix gate = eb.gate(k);
+            WeightMatrix up = eb.up(k);
+            WeightMatrix down = eb.down(k);
+            int width = gate.rows();
+            Scratch s = scratch[worker];
+            s.fit(rows, eb.dim, width);
+            eb.gather(k, s.in);
+            MemorySegment xq = s.xq(0, nat.activationBytes(gate.type(), false, rows, eb.dim));
+            nat.quantize(gate.type(), false, s.inSeg, rows, eb.dim, xq);
+            nat.matmul(gate, null, xq, rows, s.gateSeg, 0, width);
+            if (up.type() != gate.type()) {
+                xq = s.xq(1, nat.activationBytes(up.type(), false, rows, eb.dim));
+                nat.quantize(up.type(), false, s.inSeg, rows, eb.dim, xq);
+            }
+            nat.matmul(up, null, xq, rows, s.upSeg, 0, width);
+            if (eb.gelu()) {
+                geglu(s.gate, s.up, rows, width);
+            } else {
+                swiglu(s.gate, s.up, rows, width);
+            }
+            xq = s.xq(2, nat.activationBytes(down.type(), false, rows, width));
+            nat.quantize(down.type(), false, s.gateSeg, rows, width, xq);
+            nat.matmul(down, null, xq, rows, s.outSeg, 0, eb.dim);
+            eb.scatter(k, s.out);
+        }
+
+        void close() {
+            for (Scratch s : scratch) {
+                s.close();
+            }
+        }
+    }
+
+    /**
+     * One worker's buffers for whole experts: input rows and output {@code [rows][dim]}, gate and up
+     * {@code [rows][width]} (heap arrays, with their segments for the downcalls), and three quantized-activation buffers
+     * (off-heap). Grown when a step needs more, else reused: no allocation per token.
+     */
+    private static final class Scratch {
+        float[] in = new float[0];
+        float[] out = new float[0];
+        float[] gate = new float[0];
+        float[] up = new float[0];
+        MemorySegment inSeg;
+        MemorySegment outSeg;
+        MemorySegment gateSeg;
+        MemorySegment upSeg;
+        private final Arena[] arenas = new Arena[3];
+        private final MemorySegment[] xq = {MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL};
+
+        void fit(int rows, int dim, int width) {
+            if (in.length < rows * dim) {
+                int cap = Math.max(rows, 2 * (in.length / dim));
+                in = new float[cap * dim];
+                out = new float[cap * dim];
+                inSeg = MemorySegment.ofArray(in);
+                outSeg = MemorySegment.ofArray(out);
+            }
+            if (gate.length < rows * width) {
+                int cap = Math.max(rows, 2 * (gate.length / width));
+                gate = new float[cap * width];
+                up = new float[cap * width];
+                gateSeg = MemorySegment.ofArray(gate);
+                upSeg = MemorySegment.ofArray(up);
+            }
+        }
+
+        MemorySegment xq(int i, long need) {
+            if (xq[i].byteSize() < need) {
+                if (arenas[i] != null) {
+                    arenas[i].close();
+                }
+                arenas[i] = Arena.ofShared();
+                xq[i] = arenas[i].allocate(Math.max(need, 2 * xq[i].byteSize()), 64);
+            }
+            return xq[i];
+        }
+
+        void close() {
+            for (int i = 0; i < arenas.length; i++) {
+                if (arenas[i] != null) {
+                    arenas[i].close();
+                    arenas[i] = null;
+                    xq[i] = MemorySegment.NULL;
+                }
+            }
         }
     }
 
@@ -472,6 +694,9 @@ public final class CpuBackend implements Backend {
     @Override
     public void close() {
         pool.close();
+        if (expertJob != null) {
+            expertJob.close();
+        }
         if (packArena != null && packArena.scope().isAlive()) {
             packed.clear();
             sparePacked.clear();

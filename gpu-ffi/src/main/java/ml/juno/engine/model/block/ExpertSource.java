@@ -3,10 +3,9 @@ package ml.juno.engine.model.block;
 /**
  * Where one MoE layer's routed experts come from during a step: the memory map (every expert always present) or an
  * expert store that reads the missing ones from the file into RAM slots ({@code ml.juno.engine.moe}). A step calls
- * {@link #begin} once with the routing, then {@link #await}/{@link #done} for each used expert in ascending expert id
- * (the compute order, fixed whatever order reads finish in), then {@link #end}, also when the step failed (in
- * {@link #begin} too). One
- * inference thread calls it.
+ * {@link #begin} once with the routing, then {@link #present}/{@link #await} and {@link #done} for each used expert,
+ * in any order (each expert's result lands in its own rows, so the order never changes a value), then {@link #end},
+ * also when the step failed (in {@link #begin} too). One inference thread calls it.
  */
 public interface ExpertSource {
 
@@ -16,7 +15,16 @@ public interface ExpertSource {
      */
     void begin(int[] expertStart, int experts);
 
-    /** Expert {@code e}'s FFN with its bytes present (waits for them); only for experts {@link #begin} listed, in ascending order. */
+    /**
+     * Expert {@code e}'s FFN if its bytes are present now (never waits), else {@code null}; only for experts
+     * {@link #begin} listed and not {@link #done} yet.
+     */
+    GatedFfn present(int e);
+
+    /**
+     * Expert {@code e}'s FFN with its bytes present (waits for them), or {@code null} when no memory is free to read it
+     * into until experts held now are {@link #done}; only for experts {@link #begin} listed and not done yet.
+     */
     GatedFfn await(int e);
 
     /** The step is done computing with expert {@code e}: its bytes may be reused. */
@@ -31,6 +39,11 @@ public interface ExpertSource {
         return new ExpertSource() {
             @Override
             public void begin(int[] expertStart, int n) {}
+
+            @Override
+            public GatedFfn present(int e) {
+                return all[e];
+            }
 
             @Override
             public GatedFfn await(int e) {

@@ -1,6 +1,7 @@
 package ml.juno.engine.model.block;
 
 import ml.juno.engine.kernel.BatchRows;
+import ml.juno.engine.kernel.ExpertBatch;
 
 /**
  * Preallocated activation buffers for one forward step of up to {@code capacity} rows, all row-major
@@ -38,11 +39,16 @@ public final class ForwardState {
     /** MoE: rows grouped by expert ({@code [capacity·used]}, expert {@code e} at {@code expertStart[e] ..}). */
     public final int[] expertRows;
     public final int[] expertStart;
-    /** MoE: one expert's input rows gathered, and its output, {@code [capacity][embedding]}. */
+    /** MoE: one expert's input rows gathered, and its output, {@code [capacity][embedding]} (scratch of {@link #experts}). */
     public final float[] expertIn;
     public final float[] expertOut;
     /** MoE: each row's weighted expert outputs by rank, {@code [capacity][used][embedding]}, summed in rank order. */
     public final float[] expertMixed;
+    /** MoE: the experts of a layer step run together, over the buffers above ({@code null} for dense models). */
+    public final ExpertBatch experts;
+    /** MoE: a layer step's experts in ascending id and whether each has run, {@code [experts]}. */
+    public final int[] expertOrder;
+    public final boolean[] expertRan;
     /** LoRA: the named adapter of each row (0: none; adapters played for every row apply regardless), {@code [capacity]}. */
     public final int[] adapter;
     /** LoRA: one term's scale per row, {@code [capacity]}, and the rank-wide scratch {@code [capacity][rank]} (sized on first use). */
@@ -77,6 +83,10 @@ public final class ForwardState {
         this.expertIn = new float[moe ? capacity * sizes.embedding() : 0];
         this.expertOut = new float[moe ? capacity * sizes.embedding() : 0];
         this.expertMixed = new float[moe ? capacity * routing.used() * sizes.embedding() : 0];
+        this.experts = moe ? new ExpertBatch(routing.experts(), sizes.embedding(), routing.used(), new ExpertBatch.Buffers(
+                xb, expertRows, expertWeights, expertMixed, expertIn, expertOut, gate, up)) : null;
+        this.expertOrder = new int[routing.experts()];
+        this.expertRan = new boolean[routing.experts()];
         this.adapter = new int[capacity];
         this.loraScale = new float[capacity];
     }

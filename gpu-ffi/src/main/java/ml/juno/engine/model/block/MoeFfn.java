@@ -2,6 +2,7 @@ package ml.juno.engine.model.block;
 
 import java.util.Objects;
 import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.ExpertBatch;
 import ml.juno.engine.kernel.WeightMatrix;
 
 /**
@@ -9,13 +10,17 @@ import ml.juno.engine.kernel.WeightMatrix;
  * softmax over the experts, the row keeps its {@code used} most probable experts with their probabilities as weights
  * (re-normalized to sum 1 when {@code normalize}), and its output is the weighted sum of those experts' gated FFNs.
  * Rows are grouped by expert so each chosen expert's weights are read once per step; experts nobody chose are not
- * read. Each row's result depends only on that row (batch invariance): its experts are summed in expert order.
+ * read. The chosen experts run together ({@link Backend#experts}: the native backend spreads them over its threads),
+ * those in memory first, the rest as an {@link ExpertSource} delivers them. Each row's result depends only on that row
+ * (batch invariance): its experts' weighted outputs are summed in rank order.
  */
 public final class MoeFfn implements FeedForward {
     private final WeightMatrix router;
     private final GatedFfn[] experts;
     private final int used;
     private final boolean normalize;
+    /** The experts' gate activation is GELU (else SiLU); the same for every expert of the layer. */
+    private final boolean gelu;
     /** Where the experts' bytes come from: the memory map unless {@link #streamFrom} installed a store. */
     private ExpertSource source;
 
@@ -29,6 +34,12 @@ public final class MoeFfn implements FeedForward {
         this.experts = experts.clone();
         this.used = used;
         this.normalize = normalize;
+        this.gelu = this.experts[0].activation() == GatedFfn.Activation.GELU;
+        for (GatedFfn e : this.experts) {
+            if (e.activation() != this.experts[0].activation()) {
+                throw new IllegalArgumentException("bad MoE: experts with different activations");
+            }
+        }
         this.source = ExpertSource.mapped(this.experts);
     }
 
@@ -77,31 +88,49 @@ public final class MoeFfn implements FeedForward {
             MoeRouting.route(s.routerProbs, b * n, n, used, normalize, s.chosenExperts, s.expertWeights, b * used);
         }
         MoeRouting.groupByExpert(s.chosenExperts, batch, used, n, s.expertStart, s.expertRows);
-        // the union of the batch's experts, once per step; computed in expert order whatever order their bytes arrive in
+        // the union of the batch's experts, once per step; each expert's weighted output lands in its own choices' rows
+        // of expertMixed, so the order they run in (as their bytes arrive) changes no value
         ExpertSource src = source;
+        ExpertBatch eb = s.experts;
+        int[] order = s.expertOrder;
+        boolean[] taken = s.expertRan;
         try {
             src.begin(s.expertStart, n);
+            int m = 0;
             for (int e = 0; e < n; e++) {
-                int from = s.expertStart[e];
-                int count = s.expertStart[e + 1] - from;
-                if (count == 0) {
-                    continue;
+                if (s.expertStart[e + 1] > s.expertStart[e]) {
+                    order[m++] = e;
+                    taken[e] = false;
                 }
-                for (int i = 0; i < count; i++) {
-                    int row = s.expertRows[from + i] / used;
-                    System.arraycopy(s.xb, row * dim, s.expertIn, i * dim, dim);
+            }
+            // first every expert whose bytes are in memory now, together, while the missing ones are read
+            eb.clear(gelu);
+            for (int i = 0; i < m; i++) {
+                GatedFfn f = src.present(order[i]);
+                if (f != null) {
+                    add(eb, s, order[i], f);
                 }
-                src.await(e).forward(backend, s.expertIn, s, count, s.expertOut);
-                src.done(e);
-                for (int i = 0; i < count; i++) {
-                    int choice = s.expertRows[from + i]; // row · used + rank
-                    float w = s.expertWeights[choice];
-                    int o = choice * dim;
-                    int eo = i * dim;
-                    for (int j = 0; j < dim; j++) {
-                        s.expertMixed[o + j] = w * s.expertOut[eo + j];
+            }
+            int left = m - run(backend, eb, src);
+            // then the rest as they arrive: wait for the first one missing, with it whatever else has arrived meanwhile
+            int next = 0;
+            while (left > 0) {
+                while (taken[order[next]]) {
+                    next++;
+                }
+                eb.clear(gelu);
+                GatedFfn f = src.await(order[next]);
+                if (f == null) {
+                    throw new IllegalStateException("no memory free to read expert " + order[next] + " into");
+                }
+                add(eb, s, order[next], f);
+                for (int i = next + 1; i < m; i++) {
+                    int e = order[i];
+                    if (!taken[e] && (f = src.present(e)) != null) {
+                        add(eb, s, e, f);
                     }
                 }
+                left -= run(backend, eb, src);
             }
         } finally {
             src.end();
@@ -118,5 +147,23 @@ public final class MoeFfn implements FeedForward {
                 }
             }
         }
+    }
+
+    private static void add(ExpertBatch eb, ForwardState s, int e, GatedFfn f) {
+        int from = s.expertStart[e];
+        eb.add(e, f.gate(), f.up(), f.down(), from, s.expertStart[e + 1] - from);
+        s.expertRan[e] = true;
+    }
+
+    /** Runs the batch's experts and hands their bytes back; returns how many ran. */
+    private static int run(Backend backend, ExpertBatch eb, ExpertSource src) {
+        int c = eb.count();
+        if (c > 0) {
+            backend.experts(eb);
+            for (int k = 0; k < c; k++) {
+                src.done(eb.id(k));
+            }
+        }
+        return c;
     }
 }

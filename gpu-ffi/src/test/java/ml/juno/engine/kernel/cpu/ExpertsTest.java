@@ -1,0 +1,109 @@
+package ml.juno.engine.kernel.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.ExpertBatch;
+import ml.juno.engine.kernel.WeightMatrix;
+import ml.juno.engine.tensor.GgmlType;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@link Backend#experts}: however the native backend spreads a layer step's experts over its threads (whole experts
+ * per worker, or an expert with more than a fair share of the rows alone with its products split over the team), each
+ * expert's weighted outputs are the bits the Java kernels give running the experts one by one; and no expert weight
+ * is packed (a packed copy of every expert would double an MoE model's memory).
+ */
+class ExpertsTest {
+    static final int DIM = 256;
+    static final int WIDTH = 512;
+    static final int EXPERTS = 6;
+    static final int USED = 2;
+    static final int BATCH = 9;
+
+    @ParameterizedTest(name = "gate {0}, up {1}, down {2}")
+    @CsvSource({"Q4_K, Q4_K, Q6_K", "Q4_K, Q5_K, Q4_K", "Q8_0, Q8_0, Q8_0", "F16, F16, F16"})
+    void nativeExperts_giveTheJavaBitsWhateverTheThreads(GgmlType gateType, GgmlType upType, GgmlType downType) {
+        NativeKernels.Loaded l = NativeKernels.load();
+        WeightMatrix[][] w = new WeightMatrix[EXPERTS][3];
+        for (int e = 0; e < EXPERTS; e++) {
+            w[e][0] = WeightMatrix.dense("gate" + e, gateType, RandomBlocks.of(gateType, WIDTH, DIM, 10 * e + 1), WIDTH, DIM);
+            w[e][1] = WeightMatrix.dense("up" + e, upType, RandomBlocks.of(upType, WIDTH, DIM, 10 * e + 2), WIDTH, DIM);
+            w[e][2] = WeightMatrix.dense("down" + e, downType, RandomBlocks.of(downType, DIM, WIDTH, 10 * e + 3), DIM, WIDTH);
+        }
+        float[] expected;
+        try (CpuBackend java = new CpuBackend(2, null)) {
+            expected = run(java, w, false);
+        }
+        boolean anyNonZero = false;
+        for (float v : expected) {
+            assertTrue(Float.isFinite(v));
+            anyNonZero |= v != 0f;
+        }
+        assertTrue(anyNonZero, "the experts computed something");
+        if (!l.ok()) {
+            return; // the Java backend is the reference; nothing else to compare
+        }
+        // 1 thread: every expert alone; 2: all together (expert 0's 9 rows are half of the 18 choices); 3: expert 0
+        // alone (9 · 3 > 18), the others together
+        for (int threads : new int[] {1, 2, 3}) {
+            try (CpuBackend nat = new CpuBackend(threads, l.kernels())) {
+                for (boolean gelu : new boolean[] {false, true}) {
+                    float[] reference;
+                    try (CpuBackend java = new CpuBackend(1, null)) {
+                        reference = run(java, w, gelu);
+                    }
+                    float[] got = run(nat, w, gelu);
+                    for (int i = 0; i < got.length; i++) {
+                        if (Float.floatToIntBits(reference[i]) != Float.floatToIntBits(got[i])) {
+                            throw new AssertionError(threads + " threads, gelu " + gelu + ": value " + i + " (choice "
+                                    + i / DIM + "): java " + reference[i] + ", native " + got[i]);
+                        }
+                    }
+                }
+                assertEquals(0, nat.packedCopies(), "expert weights are used as stored, never packed");
+            }
+        }
+    }
+
+    /** Row b routes to expert 0 and to expert 1 + b % 5 (weights 0.7 / 0.3); returns the mixed outputs. */
+    static float[] run(Backend backend, WeightMatrix[][] w, boolean gelu) {
+        float[] x = new float[BATCH * DIM];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) Math.sin(i * 0.37) * 2f;
+        }
+        List<List<Integer>> byExpert = new ArrayList<>();
+        for (int e = 0; e < EXPERTS; e++) {
+            byExpert.add(new ArrayList<>());
+        }
+        float[] weights = new float[BATCH * USED];
+        for (int b = 0; b < BATCH; b++) {
+            byExpert.get(0).add(b * USED);
+            byExpert.get(1 + b % 5).add(b * USED + 1);
+            weights[b * USED] = 0.7f;
+            weights[b * USED + 1] = 0.3f;
+        }
+        int[] choices = new int[BATCH * USED];
+        int[] from = new int[EXPERTS];
+        int n = 0;
+        for (int e = 0; e < EXPERTS; e++) {
+            from[e] = n;
+            for (int c : byExpert.get(e)) {
+                choices[n++] = c;
+            }
+        }
+        float[] mixed = new float[BATCH * USED * DIM];
+        ExpertBatch eb = new ExpertBatch(EXPERTS, DIM, USED, new ExpertBatch.Buffers(x, choices, weights, mixed,
+                new float[BATCH * DIM], new float[BATCH * DIM], new float[BATCH * WIDTH], new float[BATCH * WIDTH]));
+        eb.clear(gelu);
+        for (int e = EXPERTS - 1; e >= 0; e--) { // any order: each expert writes only its own choices
+            eb.add(e, w[e][0], w[e][1], w[e][2], from[e], byExpert.get(e).size());
+        }
+        backend.experts(eb);
+        return mixed;
+    }
+}
