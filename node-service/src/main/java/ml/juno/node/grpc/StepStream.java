@@ -50,14 +50,16 @@ final class StepStream {
     private CompletableFuture<Void> batch(ml.juno.node.v1.StepBatch wire) {
         StepBatch batch;
         Activations activations;
+        java.util.List<ml.juno.engine.sampling.RowDraw> draws;
         try {
             batch = ProtoMapping.fromProto(wire);
             activations = wire.hasActivations() ? ProtoMapping.fromProto(wire.getActivations()) : null;
+            draws = ProtoMapping.samplers(wire, batch.rows().logitRows());
         } catch (IllegalArgumentException e) {
             StepOutput error = ProtoMapping.toProto(ShardOutput.failed(wire.getStepId(), e.getMessage()));
             return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
         }
-        return shard.step(batch, activations, () -> cancelled)
+        return shard.step(batch, activations, wire.getActivationsFromPeer(), draws, () -> cancelled)
                 .thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(ProtoMapping.toProto(o)).build()));
     }
 
