@@ -217,9 +217,16 @@ class ClusterParityIT {
                     ml.juno.coordinator.sampling.LogitBias.of(java.util.Map.of(13, 2f, 29, Float.NEGATIVE_INFINITY)), 7),
             ml.juno.coordinator.sampling.SamplingParams.greedy());
 
-    /** Each setting's tokens and log-probabilities (3 alternatives) for the first prompt. */
+    /** Each setting's tokens and log-probabilities (3 alternatives) for the first prompt, one request after the other. */
     static List<String> drawn(InferenceEngine e) throws Exception {
+        return drawn(e, false);
+    }
+
+    /** {@link #drawn(InferenceEngine)}, all requests submitted at once when {@code together} (several sequences per step). */
+    static List<String> drawn(InferenceEngine e, boolean together) throws Exception {
         List<String> out = new java.util.ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<String>> ends = new java.util.ArrayList<>();
+        List<StringBuilder> texts = new java.util.ArrayList<>();
         for (var params : DRAWS) {
             StringBuilder sb = new StringBuilder();
             var done = new java.util.concurrent.CompletableFuture<String>();
@@ -238,9 +245,16 @@ class ClusterParityIT {
                 }
             });
             assertTrue(r instanceof ml.juno.coordinator.scheduler.SubmitResult.Accepted, r.toString());
-            String end = done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            ends.add(done);
+            texts.add(sb);
+            if (!together) {
+                done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+        for (int i = 0; i < ends.size(); i++) {
+            String end = ends.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
             assertTrue(!end.startsWith("ERROR"), end);
-            out.add(sb.toString());
+            out.add(texts.get(i).toString());
         }
         return out;
     }
@@ -248,6 +262,11 @@ class ClusterParityIT {
     /** The draws through a pipeline of {@code n} nodes, with what crossed the wire. */
     static List<String> drawnThroughPipeline(int n, java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats> stats)
             throws Exception {
+        return drawnThroughPipeline(n, stats, false);
+    }
+
+    static List<String> drawnThroughPipeline(int n, java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats> stats,
+                                             boolean together) throws Exception {
         List<NodeAddress> addresses = nodes.addresses(n).stream().map(NodeAddress::parse).toList();
         ClusterConfig cc = new ClusterConfig(addresses, Parallelism.PIPELINE, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
                 new ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
@@ -259,7 +278,7 @@ class ClusterParityIT {
             return ex;
         };
         try (InferenceEngine e = EngineAssembly.open(ec, f)) {
-            List<String> got = drawn(e);
+            List<String> got = drawn(e, together);
             stats.set(executor.get().stats());
             return got;
         }
@@ -285,6 +304,14 @@ class ClusterParityIT {
                     "the coordinator receives tokens (and 3 log-probabilities), not a row of logits per step: " + s);
             assertTrue(s.peerBytes() >= (n - 1) * s.tokens() * (long) dim * Float.BYTES,
                     "every stage but the last sent each step's rows to the next itself: " + s);
+        }
+        // two sequences per step, each step split into two micro-batches that follow each other through the stages
+        System.setProperty("juno.cluster.micro-batches", "2");
+        try {
+            assertEquals(want, drawnThroughPipeline(3, stats, true), "pipeline over 3 nodes, two sequences at once in two micro-batches");
+            assertTrue(stats.get().steps() < 3 * TOKENS, "steps carried several sequences (one at a time takes " + 3 * TOKENS + "): " + stats.get());
+        } finally {
+            System.clearProperty("juno.cluster.micro-batches");
         }
         // the old path (hidden states and logits through the coordinator) gives the same, and costs more on the wire
         System.setProperty("juno.cluster.hub", "true");

@@ -59,7 +59,7 @@ final class StepStream {
             StepOutput error = ProtoMapping.toProto(ShardOutput.failed(wire.getStepId(), e.getMessage()));
             return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
         }
-        return shard.step(batch, activations, wire.getActivationsFromPeer(), draws, () -> cancelled)
+        return shard.step(batch, activations, wire.getActivationsFromPeer(), wire.getMicroBatch(), draws, () -> cancelled)
                 .thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(ProtoMapping.toProto(o)).build()));
     }
 

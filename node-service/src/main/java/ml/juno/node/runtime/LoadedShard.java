@@ -156,17 +156,19 @@ final class LoadedShard implements AutoCloseable {
      *                    (null otherwise)
      */
     ShardOutput step(StepBatch b, Activations activations, java.util.function.BooleanSupplier cancelled) {
-        return step(b, activations, false, List.of(), cancelled);
+        return step(b, activations, false, 0, List.of(), cancelled);
     }
 
     /**
      * Runs one batch.
      *
      * @param fromPeer true: the input rows come from the previous stage's stream ({@link StageLink}), not the coordinator
+     * @param microBatch the batch's number within its step (a pipeline step split into micro-batches); its rows travel
+     *                   between the stages under it
      * @param draws    one per logit row: the rows to draw here ({@code null} entries: answer their logits); empty: answer
      *                 every logit row's logits
      */
-    ShardOutput step(StepBatch b, Activations activations, boolean fromPeer, List<RowDraw> draws,
+    ShardOutput step(StepBatch b, Activations activations, boolean fromPeer, int microBatch, List<RowDraw> draws,
                      java.util.function.BooleanSupplier cancelled) {
         long t0 = System.nanoTime();
         try {
@@ -177,10 +179,10 @@ final class LoadedShard implements AutoCloseable {
                     throw new IllegalArgumentException("step " + b.stepId() + " asks for the previous stage's rows, but this node "
                             + (stage == null ? "has no pipeline neighbours" : "is the first stage"));
                 }
-                activations = stage.take(b.stepId(), t0, cancelled);
+                activations = stage.take(b.stepId(), microBatch, t0, cancelled);
                 waited = System.nanoTime() - t0;
             }
-            return run(b, activations, draws, t0 + waited, waited);
+            return run(b, activations, microBatch, draws, t0 + waited, waited);
         } catch (RuntimeException e) {
             return ShardOutput.failed(b.stepId(), String.valueOf(e.getMessage() != null ? e.getMessage() : e));
         }
@@ -191,7 +193,7 @@ final class LoadedShard implements AutoCloseable {
         return ranks;
     }
 
-    private ShardOutput run(StepBatch b, Activations activations, List<RowDraw> draws, long t0, long waited) {
+    private ShardOutput run(StepBatch b, Activations activations, int microBatch, List<RowDraw> draws, long t0, long waited) {
         int n = b.rows().count(); // the session checks the rows against the shard
         for (int i = 0; i < n; i++) {
             if (b.rows().adapter(i) > loraModules) {
@@ -230,7 +232,7 @@ final class LoadedShard implements AutoCloseable {
         } else if (!assignment.isTensorParallel()) {
             Activations rows = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
             if (stage != null) {
-                forwarded = stage.send(b.stepId(), rows); // to the next stage itself; the coordinator gets a short answer
+                forwarded = stage.send(b.stepId(), microBatch, rows); // to the next stage itself; the coordinator gets a short answer
             } else {
                 hidden = rows;
             }

@@ -115,22 +115,22 @@ public class ShardHolder {
      * @param cancelled   true once the coordinator gave up on the step (its stream ended): an all-reduce stops waiting
      */
     public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, java.util.function.BooleanSupplier cancelled) {
-        return step(batch, activations, false, List.of(), cancelled);
+        return step(batch, activations, false, 0, List.of(), cancelled);
     }
 
     /**
      * {@link #step(StepBatch, Activations, java.util.function.BooleanSupplier)}, the input rows taken from the previous
-     * stage's stream when {@code fromPeer}, and the logit rows {@code draws} names drawn here (one entry per logit row;
+     * stage's stream when {@code fromPeer} (the rows of micro-batch {@code microBatch} of the step), and the logit rows {@code draws} names drawn here (one entry per logit row;
      * null entries and an empty list: answer logits).
      */
-    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, boolean fromPeer,
+    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, boolean fromPeer, int microBatch,
                                                List<ml.juno.engine.sampling.RowDraw> draws, java.util.function.BooleanSupplier cancelled) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
                 return ShardOutput.failed(batch.stepId(), "no shard loaded: " + state.get().message());
             }
-            return s.step(batch, activations, fromPeer, draws, cancelled);
+            return s.step(batch, activations, fromPeer, microBatch, draws, cancelled);
         }, inference);
     }
 

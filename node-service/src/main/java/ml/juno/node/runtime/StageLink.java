@@ -74,15 +74,15 @@ public final class StageLink implements AutoCloseable {
         }
     }
 
-    /** Step {@code stepId}'s input rows from the previous stage. */
-    Activations take(long stepId, long stepStartNanos, BooleanSupplier cancelled) {
-        return previous.take(stepId, 0, System.nanoTime() + timeout.toNanos(), timeout, stepStartNanos, cancelled,
-                "stage " + stage.stage() + ", step " + stepId);
+    /** The input rows of micro-batch {@code micro} of step {@code stepId} from the previous stage. */
+    Activations take(long stepId, int micro, long stepStartNanos, BooleanSupplier cancelled) {
+        return previous.take(stepId, micro, System.nanoTime() + timeout.toNanos(), timeout, stepStartNanos, cancelled,
+                "stage " + stage.stage() + ", step " + stepId + (micro > 0 ? " micro-batch " + micro : ""));
     }
 
-    /** Sends step {@code stepId}'s output rows to the next stage; the bytes sent. */
-    long send(long stepId, Activations rows) {
-        return next.send(stepId, 0, rows);
+    /** Sends the output rows of micro-batch {@code micro} of step {@code stepId} to the next stage; the bytes sent. */
+    long send(long stepId, int micro, Activations rows) {
+        return next.send(stepId, micro, rows);
     }
 
     @Override

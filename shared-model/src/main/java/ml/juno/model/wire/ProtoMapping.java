@@ -246,6 +246,11 @@ public final class ProtoMapping {
         return builder(b.withoutTokens()).setActivationsFromPeer(true).build();
     }
 
+    /** {@code b} as micro-batch {@code m} of its step. */
+    public static ml.juno.node.v1.StepBatch microBatch(ml.juno.node.v1.StepBatch b, int m) {
+        return m == 0 ? b : b.toBuilder().setMicroBatch(m).build();
+    }
+
     /** {@code b} with one draw per logit row for the node with the logits ({@code null} entries: answer logits). */
     public static ml.juno.node.v1.StepBatch withSamplers(ml.juno.node.v1.StepBatch b, List<RowDraw> draws) {
         ml.juno.node.v1.StepBatch.Builder p = b.toBuilder();
