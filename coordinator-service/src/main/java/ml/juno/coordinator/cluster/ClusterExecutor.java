@@ -30,10 +30,11 @@ import ml.juno.node.v1.Tensor;
 
 /**
  * Runs step plans on node processes ({@link NodeCluster}: links, deadlines, health, reconnect, failure policy). The
- * plan goes out as its {@link StepBatch}; the node that computes the logits answers them and they are sampled here, as
- * they arrive ({@link SamplingStage}), until the last node samples itself. What travels between the nodes is the
- * subclass's: {@link PipelineExecutor} (stage to stage through the coordinator) or {@link TensorParallelExecutor}
- * (every rank; the ranks all-reduce among themselves).
+ * plan goes out as its {@link StepBatch} with the draws of its rows ({@link #draws}): the node that computes the logits
+ * (the last stage, tensor rank 0) draws the tokens itself and answers them; the rows only the coordinator can draw (a
+ * grammar, a scored prompt) come back as logits and are sampled here ({@link SamplingStage}). What travels between the
+ * nodes is the subclass's: {@link PipelineExecutor} (stage to stage) or {@link TensorParallelExecutor} (every rank; the
+ * ranks all-reduce among themselves).
  */
 public abstract sealed class ClusterExecutor implements ManagedExecutor permits PipelineExecutor, TensorParallelExecutor {
     final NodeCluster cluster;

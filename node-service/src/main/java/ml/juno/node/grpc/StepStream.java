@@ -14,8 +14,9 @@ import ml.juno.node.v1.StepResponse;
 
 /**
  * One coordinator's step stream. Batches go to the inference thread in arrival order, each answered by one output. When
- * the coordinator ends or cancels the stream, a tensor-parallel step still waiting for its peers' partials stops
- * waiting ({@link #cancelled}) instead of holding the inference thread.
+ * the coordinator ends or cancels the stream, a tensor-parallel step still waiting for its peers' partials, or a
+ * pipeline stage waiting for its previous stage's rows, stops waiting ({@link #cancelled}) instead of holding the
+ * inference thread.
  */
 final class StepStream {
     private final ShardHolder shard;
