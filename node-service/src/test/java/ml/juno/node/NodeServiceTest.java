@@ -133,6 +133,49 @@ class NodeServiceTest {
         float[] got = new float[info.getVocab()];
         ProtoMapping.decode(o.getLogits(), got, 0);
         assertArrayEquals(reference(new ShardSpec(0, 5, 0, 1)), got);
+
+        // the last stage draws the token itself: greedy with log-probabilities, then seeded; no logits come back
+        float[] ref = reference(new ShardSpec(0, 5, 0, 1));
+        var greedy = new ml.juno.engine.sampling.RowDraw(new ml.juno.engine.sampling.DrawParams(0f, 0, 1f, 0f, 1f, 0f, 0f,
+                new int[0], new float[0]), new int[0], 0, new int[0], new long[] {1, 2, 3, 4}, 2);
+        StepOutput drawn = step(ProtoMapping.withSamplers(batch(0, false), List.of(greedy)));
+        assertEquals("", drawn.getError());
+        assertFalse(drawn.hasLogits(), "a row drawn on the node sends no logits");
+        assertEquals(1, drawn.getSampledCount());
+        int argmax = 0;
+        for (int i = 1; i < ref.length; i++) {
+            argmax = ref[i] > ref[argmax] ? i : argmax;
+        }
+        assertEquals(argmax, drawn.getSampled(0).getToken());
+        double z = 0;
+        for (float v : ref) {
+            z += Math.exp(v - ref[argmax]);
+        }
+        assertEquals(-Math.log(z), drawn.getSampled(0).getLogprob(), 1e-5, "log-probability of the drawn token");
+        assertEquals(2, drawn.getSampled(0).getTopIdsCount());
+        assertEquals(argmax, drawn.getSampled(0).getTopIds(0));
+        // a seeded draw with a hot temperature: the same token as the chain on the reference logits, and the coordinator's
+        // share (a row left without a draw) comes back as logits
+        var seeded = new ml.juno.engine.sampling.RowDraw(new ml.juno.engine.sampling.DrawParams(1.5f, 20, 0.9f, 0.01f, 1.1f, 0f, 0f,
+                new int[] {argmax}, new float[] {-2f}), new int[] {argmax, 3}, 2, new int[0], seedState(7), -1);
+        int want = new ml.juno.engine.sampling.SamplingChain(ref.length).draw(ref, 0, seeded).token();
+        StepOutput s2 = step(ProtoMapping.withSamplers(batch(0, false), List.of(seeded)));
+        assertEquals(want, s2.getSampled(0).getToken());
+        assertFalse(s2.getSampled(0).getHasLogprobs());
+        StepOutput mixed = step(ProtoMapping.withSamplers(batch(0, false), java.util.Collections.singletonList(null)));
+        assertEquals(0, mixed.getSampledCount());
+        assertEquals(List.of(1, info.getVocab()), mixed.getLogits().getShapeList(), "a row left to the coordinator: its logits");
+        // a sampler naming a token outside the vocabulary fails that row with the reason, not the step
+        var bad = new ml.juno.engine.sampling.RowDraw(greedy.params(), new int[0], 0, new int[] {info.getVocab() + 5}, new long[] {1, 2, 3, 4}, -1);
+        StepOutput refused = step(ProtoMapping.withSamplers(batch(0, false), List.of(bad)));
+        assertEquals(-1, refused.getSampled(0).getToken());
+        assertTrue(refused.getSampled(0).getError().contains("outside the vocabulary"), refused.getSampled(0).getError());
+    }
+
+    private static long[] seedState(long seed) {
+        long[] s = new long[4];
+        new ml.juno.engine.sampling.Xoshiro256(seed).state(s);
+        return s;
     }
 
     @Test

@@ -208,4 +208,123 @@ class ClusterParityIT {
             }
         }
     }
+
+    /** Seeded, penalized and biased settings, one with log-probabilities: what the last node must draw as the coordinator would. */
+    static final List<ml.juno.coordinator.sampling.SamplingParams> DRAWS = List.of(
+            ml.juno.coordinator.sampling.SamplingParams.defaults(42),
+            new ml.juno.coordinator.sampling.SamplingParams(1.1f, new ml.juno.coordinator.sampling.Truncation(30, 0.9f, 0.02f),
+                    new ml.juno.coordinator.sampling.RepetitionPenalties(1.2f, 0.1f, 0.3f, 32),
+                    ml.juno.coordinator.sampling.LogitBias.of(java.util.Map.of(13, 2f, 29, Float.NEGATIVE_INFINITY)), 7),
+            ml.juno.coordinator.sampling.SamplingParams.greedy());
+
+    /** Each setting's tokens and log-probabilities (3 alternatives) for the first prompt, one request after the other. */
+    static List<String> drawn(InferenceEngine e) throws Exception {
+        return drawn(e, false);
+    }
+
+    /** {@link #drawn(InferenceEngine)}, all requests submitted at once when {@code together} (several sequences per step). */
+    static List<String> drawn(InferenceEngine e, boolean together) throws Exception {
+        List<String> out = new java.util.ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<String>> ends = new java.util.ArrayList<>();
+        List<StringBuilder> texts = new java.util.ArrayList<>();
+        for (var params : DRAWS) {
+            StringBuilder sb = new StringBuilder();
+            var done = new java.util.concurrent.CompletableFuture<String>();
+            int[] ids = e.tokenizer().encode(PROMPTS.getFirst());
+            var r = e.submit(new ml.juno.coordinator.scheduler.GenerationRequest(ids, params,
+                    ml.juno.coordinator.sampling.StopCondition.of(TOKENS), 0, 3), new ml.juno.coordinator.engine.GenerationListener() {
+                @Override
+                public void onToken(int choice, int tokenId, String text, ml.juno.coordinator.sampling.TokenLogprobs lp) {
+                    sb.append(lp).append(' ');
+                }
+
+                @Override
+                public void onChoiceFinished(int choice, ml.juno.coordinator.sampling.FinishReason reason,
+                                             ml.juno.coordinator.scheduler.Usage usage, String message) {
+                    done.complete(reason + " " + message);
+                }
+            });
+            assertTrue(r instanceof ml.juno.coordinator.scheduler.SubmitResult.Accepted, r.toString());
+            ends.add(done);
+            texts.add(sb);
+            if (!together) {
+                done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+        for (int i = 0; i < ends.size(); i++) {
+            String end = ends.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(!end.startsWith("ERROR"), end);
+            out.add(texts.get(i).toString());
+        }
+        return out;
+    }
+
+    /** The draws through a pipeline of {@code n} nodes, with what crossed the wire. */
+    static List<String> drawnThroughPipeline(int n, java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats> stats)
+            throws Exception {
+        return drawnThroughPipeline(n, stats, false);
+    }
+
+    static List<String> drawnThroughPipeline(int n, java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats> stats,
+                                             boolean together) throws Exception {
+        List<NodeAddress> addresses = nodes.addresses(n).stream().map(NodeAddress::parse).toList();
+        ClusterConfig cc = new ClusterConfig(addresses, Parallelism.PIPELINE, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
+                new ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
+        EngineConfig ec = engineConfig(STORIES);
+        var executor = new java.util.concurrent.atomic.AtomicReference<ClusterExecutor>();
+        ml.juno.coordinator.engine.ExecutorFactory f = (file, m, context, blocks) -> {
+            ClusterExecutor ex = (ClusterExecutor) ClusterExecutor.factory(cc, ec).open(file, m, context, blocks);
+            executor.set(ex);
+            return ex;
+        };
+        try (InferenceEngine e = EngineAssembly.open(ec, f)) {
+            List<String> got = drawn(e, together);
+            stats.set(executor.get().stats());
+            return got;
+        }
+    }
+
+    @Test
+    void seededPenalizedAndLogprobDraws_byTheLastNodeOfTwoAndThreeStagePipelines_equalTheLocalOnes_andNoLogitsCrossTheWire() throws Exception {
+        List<String> want;
+        try (InferenceEngine e = EngineAssembly.open(engineConfig(STORIES))) {
+            want = drawn(e);
+        }
+        assertNotEquals(want.get(0), want.get(2), "the seeded run samples (differs from greedy)");
+        int vocab = 512; // stories260K
+        int dim = 64;
+        var stats = new java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats>();
+        for (int n = 2; n <= 3; n++) {
+            assertEquals(want, drawnThroughPipeline(n, stats), "pipeline over " + n + " nodes, node to node, the last node drawing");
+            var s = stats.get();
+            System.out.printf("[pipeline-%d node-to-node] %d steps: coordinator %.0f B/token (sent %d, received %d), stage to stage %.0f B/token, "
+                    + "%.3f ms per hop beyond compute%n", n, s.steps(), s.coordinatorBytesPerToken(), s.bytesSent(), s.bytesReceived(),
+                    s.peerBytesPerToken(), s.overheadMillisPerHop());
+            assertTrue(s.bytesReceived() < s.steps() * (long) vocab * Float.BYTES / 2,
+                    "the coordinator receives tokens (and 3 log-probabilities), not a row of logits per step: " + s);
+            assertTrue(s.peerBytes() >= (n - 1) * s.tokens() * (long) dim * Float.BYTES,
+                    "every stage but the last sent each step's rows to the next itself: " + s);
+        }
+        // two sequences per step, each step split into two micro-batches that follow each other through the stages
+        System.setProperty("juno.cluster.micro-batches", "2");
+        try {
+            assertEquals(want, drawnThroughPipeline(3, stats, true), "pipeline over 3 nodes, two sequences at once in two micro-batches");
+            assertTrue(stats.get().steps() < 3 * TOKENS, "steps carried several sequences (one at a time takes " + 3 * TOKENS + "): " + stats.get());
+        } finally {
+            System.clearProperty("juno.cluster.micro-batches");
+        }
+        // the old path (hidden states and logits through the coordinator) gives the same, and costs more on the wire
+        System.setProperty("juno.cluster.hub", "true");
+        try {
+            var before = new java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterStats>();
+            assertEquals(want, drawnThroughPipeline(2, before), "pipeline over 2 nodes through the coordinator");
+            var b = before.get();
+            System.out.printf("[pipeline-2 through the coordinator] %d steps: coordinator %.0f B/token (sent %d, received %d), %.3f ms per hop beyond compute%n",
+                    b.steps(), b.coordinatorBytesPerToken(), b.bytesSent(), b.bytesReceived(), b.overheadMillisPerHop());
+            assertEquals(0, b.peerBytes(), "no stage-to-stage traffic on the old path");
+            assertTrue(b.bytesReceived() >= b.steps() * (long) vocab * Float.BYTES, "the old path returns every step's logits: " + b);
+        } finally {
+            System.clearProperty("juno.cluster.hub");
+        }
+    }
 }

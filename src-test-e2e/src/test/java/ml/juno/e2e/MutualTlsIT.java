@@ -113,11 +113,11 @@ class MutualTlsIT {
     }
 
     /**
-     * Tensor-parallel ranks dial each other with their own certificates: two nodes that take only clients of the
-     * cluster's CA (and no plaintext) reduce with each other and give the local engine's tokens.
+     * Tensor-parallel ranks and pipeline stages dial each other with their own certificates: two nodes that take only
+     * clients of the cluster's CA (and no plaintext) reduce with each other, or pass rows on, and give the local engine's tokens.
      */
     @Test
-    void tensorRanks_reduceWithEachOtherOverMutualTls() throws Exception {
+    void tensorRanksAndPipelineStages_talkToEachOtherOverMutualTls() throws Exception {
         Path ours = tmp.resolve("ours");
         ClusterCertificates.write(ours, 2, List.of(), Duration.ofDays(1));
         Path model = MODELS.resolve("stories260K.gguf");
@@ -137,22 +137,28 @@ class MutualTlsIT {
             try (var local = ml.juno.coordinator.engine.EngineAssembly.open(ec)) {
                 want = ml.juno.e2e.harness.Greedy.tokens(local, "Once upon a time", 12);
             }
-            var cc = new ml.juno.coordinator.cluster.ClusterConfig(addresses, ml.juno.coordinator.cluster.Parallelism.TENSOR,
-                    new ml.juno.coordinator.cluster.ClusterConfig.Wire(ml.juno.model.wire.ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN),
-                    new ml.juno.coordinator.cluster.ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(60), Duration.ofSeconds(5),
-                            Duration.ofSeconds(90)), 1, ours);
-            var executor = new java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterExecutor>();
-            ml.juno.coordinator.engine.ExecutorFactory f = (file, m, context, blocks) -> {
-                var ex = (ml.juno.coordinator.cluster.ClusterExecutor) ml.juno.coordinator.cluster.ClusterExecutor.factory(cc, ec)
-                        .open(file, m, context, blocks);
-                executor.set(ex);
-                return ex;
-            };
-            try (var e = ml.juno.coordinator.engine.EngineAssembly.open(ec, f)) {
-                assertEquals(want, ml.juno.e2e.harness.Greedy.tokens(e, "Once upon a time", 12), "tensor-2 over mutual TLS");
-                var stats = executor.get().stats();
-                assertTrue(stats.reductions() > 0 && stats.peerBytes() >= stats.reductions() * 2 * 64 * 4,
-                        "the ranks sent each other their partials: " + stats);
+            for (var p : ml.juno.coordinator.cluster.Parallelism.values()) { // tensor ranks and pipeline stages dial each other too
+                var cc = new ml.juno.coordinator.cluster.ClusterConfig(addresses, p,
+                        new ml.juno.coordinator.cluster.ClusterConfig.Wire(ml.juno.model.wire.ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN),
+                        new ml.juno.coordinator.cluster.ClusterConfig.Deadlines(Duration.ofSeconds(20), Duration.ofSeconds(60), Duration.ofSeconds(5),
+                                Duration.ofSeconds(90)), 1, ours);
+                var executor = new java.util.concurrent.atomic.AtomicReference<ml.juno.coordinator.cluster.ClusterExecutor>();
+                ml.juno.coordinator.engine.ExecutorFactory f = (file, m, context, blocks) -> {
+                    var ex = (ml.juno.coordinator.cluster.ClusterExecutor) ml.juno.coordinator.cluster.ClusterExecutor.factory(cc, ec)
+                            .open(file, m, context, blocks);
+                    executor.set(ex);
+                    return ex;
+                };
+                try (var e = ml.juno.coordinator.engine.EngineAssembly.open(ec, f)) {
+                    assertEquals(want, ml.juno.e2e.harness.Greedy.tokens(e, "Once upon a time", 12), p + "-2 over mutual TLS");
+                    var stats = executor.get().stats();
+                    if (p == ml.juno.coordinator.cluster.Parallelism.TENSOR) {
+                        assertTrue(stats.reductions() > 0 && stats.peerBytes() >= stats.reductions() * 2 * 64 * 4,
+                                "the ranks sent each other their partials: " + stats);
+                    } else {
+                        assertTrue(stats.peerBytes() >= stats.tokens() * 64 * 4, "stage 0 sent its rows to stage 1: " + stats);
+                    }
+                }
             }
         } finally {
             for (Process node : nodes) {

@@ -204,6 +204,9 @@ public class NativeApiResource {
                     node.put("reductions", n.reductions());
                     node.put("peerBytesSent", n.peerBytesSent());
                     node.put("meanReduceMs", n.reductions() == 0 ? 0.0 : n.reduceNanos() / 1e6 / n.reductions());
+                } else if (n.peerBytesSent() > 0 || n.reduceNanos() > 0) { // a pipeline stage: rows it sent on, time it waited for its input
+                    node.put("peerBytesSent", n.peerBytesSent());
+                    node.put("meanInputWaitMs", n.calls() == 0 ? 0.0 : n.reduceNanos() / 1e6 / n.calls());
                 }
                 nodes.add(node);
             }

@@ -17,6 +17,8 @@ import ml.juno.engine.gguf.GgufTensorInfo;
 import ml.juno.engine.gguf.TensorNames;
 import ml.juno.engine.kv.KvType;
 import ml.juno.engine.model.ModelConfig;
+import ml.juno.engine.sampling.DrawResult;
+import ml.juno.engine.sampling.RowDraw;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
 import ml.juno.model.wire.ProtoMapping;
@@ -28,10 +30,11 @@ import ml.juno.node.v1.Tensor;
 
 /**
  * Runs step plans on node processes ({@link NodeCluster}: links, deadlines, health, reconnect, failure policy). The
- * plan goes out as its {@link StepBatch}; the node that computes the logits answers them and they are sampled here, as
- * they arrive ({@link SamplingStage}), until the last node samples itself. What travels between the nodes is the
- * subclass's: {@link PipelineExecutor} (stage to stage through the coordinator) or {@link TensorParallelExecutor}
- * (every rank; the ranks all-reduce among themselves).
+ * plan goes out as its {@link StepBatch} with the draws of its rows ({@link #draws}): the node that computes the logits
+ * (the last stage, tensor rank 0) draws the tokens itself and answers them; the rows only the coordinator can draw (a
+ * grammar, a scored prompt) come back as logits and are sampled here ({@link SamplingStage}). What travels between the
+ * nodes is the subclass's: {@link PipelineExecutor} (stage to stage) or {@link TensorParallelExecutor} (every rank; the
+ * ranks all-reduce among themselves).
  */
 public abstract sealed class ClusterExecutor implements ManagedExecutor permits PipelineExecutor, TensorParallelExecutor {
     final NodeCluster cluster;
@@ -178,20 +181,78 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
         return o;
     }
 
-    /** The logits the node answered, checked and sampled. */
-    final StepResult sample(NodeLink link, StepOutput o, StepPlan plan) throws NodeFailure {
-        int want = plan.logitRowCount();
+    /**
+     * What the node that computes the logits draws itself, one entry per logit row of the plan (null: it answers that
+     * row's logits and the coordinator draws): every sampling row but those under a grammar (its mask needs the
+     * coordinator's matcher and tokenizer trie); a scored prompt token's logits always come back (scoring is cheap and
+     * rare). Empty (every row's logits come back) when no row is drawn there, when the cluster runs the coordinator-hub
+     * path ({@code -Djuno.cluster.hub=true}) or when an observer watches the raw logits.
+     */
+    final List<RowDraw> draws(StepPlan plan) {
+        if (cluster.hub() || sampling.observed()) {
+            return List.of();
+        }
+        List<RowDraw> out = new java.util.ArrayList<>(plan.logitRowCount());
+        boolean any = false;
+        for (ScheduledRow row : plan.rows()) {
+            for (int i = row.chunk().scored().length; i > 0; i--) {
+                out.add(null);
+            }
+            if (row.needsLogits()) {
+                boolean here = row.sampler().drawsAnywhere();
+                out.add(here ? row.sampler().rowDraw() : null);
+                any |= here;
+            }
+        }
+        return any ? out : List.of();
+    }
+
+    /** The tokens the node drew and the logits it answered for the rest, checked and sampled. */
+    final StepResult sample(NodeLink link, StepOutput o, StepPlan plan, List<RowDraw> draws) throws NodeFailure {
+        int elsewhere = 0;
+        for (RowDraw d : draws) {
+            elsewhere += d != null ? 1 : 0;
+        }
+        int want = plan.logitRowCount() - elsewhere;
+        if (o.getSampledCount() != elsewhere) {
+            throw new NodeFailure(link, "node " + link.address + " drew " + o.getSampledCount() + " rows of step " + plan.stepId()
+                    + ", expected " + elsewhere + " (a node of an older Juno?)", true);
+        }
         Tensor t = o.getLogits();
-        if (!o.hasLogits() || ProtoMapping.rows(t) != want || ProtoMapping.cols(t) != vocab) {
+        if (want > 0 && (!o.hasLogits() || ProtoMapping.rows(t) != want || ProtoMapping.cols(t) != vocab)) {
             throw new NodeFailure(link, "node " + link.address + " answered logits shaped " + t.getShapeList() + ", expected ["
                     + want + ", " + vocab + "]", true);
         }
         if (logits.length < want * vocab) {
             logits = new float[want * vocab];
         }
-        ProtoMapping.decode(t, logits, 0);
+        if (want > 0) {
+            ProtoMapping.decode(t, logits, 0);
+        }
+        DrawResult[] drawn = null;
+        if (elsewhere > 0) {
+            drawn = new DrawResult[plan.sampledRowCount()];
+            int s = 0;
+            int k = 0; // logit row
+            int got = 0;
+            for (ScheduledRow row : plan.rows()) {
+                k += row.chunk().scored().length;
+                if (!row.needsLogits()) {
+                    continue;
+                }
+                if (draws.get(k) != null) {
+                    try {
+                        drawn[s] = ProtoMapping.fromProto(o.getSampled(got++));
+                    } catch (IllegalArgumentException e) {
+                        throw new NodeFailure(link, "node " + link.address + ": " + e.getMessage(), true);
+                    }
+                }
+                k++;
+                s++;
+            }
+        }
         tokens += plan.totalTokens();
-        StepResult.Tokens sampled = sampling.sample(plan, logits, want);
+        StepResult.Tokens sampled = sampling.sample(plan, logits, want, drawn);
         int hiddenRows = plan.hiddenRowCount();
         if (hiddenRows == 0) {
             return sampled;

@@ -44,8 +44,13 @@ final class NodeCluster implements AutoCloseable {
     private volatile boolean closed;
     private final Heartbeat heartbeat;
     private long lastPing;
-    /** This cluster's id for its tensor-parallel group: a node refuses partials of any other. */
+    /** This cluster's id for its tensor-parallel group or pipeline: a node refuses partials or rows of any other. */
     private final long group = new java.security.SecureRandom().nextLong();
+    /**
+     * The old data path, kept to compare ({@code -Djuno.cluster.hub=true}): pipeline stages' hidden states travel through
+     * the coordinator and every logit row comes back as logits. Default: stage to stage, the last node draws.
+     */
+    private final boolean hub = Boolean.getBoolean("juno.cluster.hub");
 
     /**
      * @param base the load request every node gets, without its partition
@@ -63,6 +68,11 @@ final class NodeCluster implements AutoCloseable {
 
     List<NodeLink> links() {
         return links;
+    }
+
+    /** True when activations and logits go through the coordinator (the old path). */
+    boolean hub() {
+        return hub;
     }
 
     List<ShardAssignment> assignments() {
@@ -118,6 +128,9 @@ final class NodeCluster implements AutoCloseable {
         if (assignments.get(link.index).isTensorParallel()) { // the ranks reduce with each other: tell them where they are
             b.getTensorBuilder().addAllPeers(links.stream().map(l -> l.address.toString()).toList()).setGroup(group)
                     .setReduceTimeoutMillis(reduceTimeout(config.deadlines().step()).toMillis());
+        } else if (!hub && links.size() > 1) { // the stages send each other their rows: tell them where they are
+            ProtoMapping.stages(b, links.stream().map(l -> l.address.toString()).toList(), link.index, group,
+                    reduceTimeout(config.deadlines().step()).toMillis());
         }
         LoadShardRequest request = b.build();
         var info = link.load(request, config.deadlines().load());
@@ -168,8 +181,8 @@ final class NodeCluster implements AutoCloseable {
             if (!l.isUp()) {
                 continue;
             }
-            if (config.parallelism() == Parallelism.TENSOR) {
-                l.openStream(); // a rank may wait for a sum that never comes: its old stream is cancelled
+            if (config.parallelism() == Parallelism.TENSOR || !hub) {
+                l.openStream(); // a rank (a stage) may wait for a sum (rows) that never comes: its old stream is cancelled
             }
             try {
                 l.release(slots, config.deadlines().call());

@@ -11,7 +11,7 @@ import ml.juno.node.v1.StepRequest;
  * Tensor parallelism: the batch goes to every rank (a few hundred bytes: cheaper than rank 0 forwarding it, which
  * would put a hop in front of every other rank's step); the ranks all-reduce their partial sums with each other over
  * their own streams (the coordinator only told them each other's addresses at load); every rank answers, rank 0 with
- * the logits. A rank whose stream broke is named as the failure before one that only reports its peer gone.
+ * the tokens it drew (and the logits of rows the coordinator draws). A rank whose stream broke is named as the failure before one that only reports its peer gone.
  */
 final class TensorParallelExecutor extends ClusterExecutor {
 
@@ -21,12 +21,15 @@ final class TensorParallelExecutor extends ClusterExecutor {
 
     @Override
     StepResult run(StepPlan plan) throws NodeFailure {
-        StepRequest request = StepRequest.newBuilder().setBatch(ProtoMapping.toProto(batch(plan))).build();
+        ml.juno.node.v1.StepBatch wire = ProtoMapping.toProto(batch(plan));
+        StepRequest request = StepRequest.newBuilder().setBatch(wire).build();
+        List<ml.juno.engine.sampling.RowDraw> draws = draws(plan);
         long deadline = System.nanoTime() + cluster.config().deadlines().step().toNanos();
         long t0 = System.nanoTime();
         List<NodeLink> links = cluster.links();
-        for (NodeLink link : links) {
-            link.send(request);
+        for (NodeLink link : links) { // rank 0 has the logits: it draws the tokens
+            link.send(link.index == 0 && !draws.isEmpty() ? StepRequest.newBuilder().setBatch(ProtoMapping.withSamplers(wire, draws)).build()
+                    : request);
         }
         int n = links.size();
         StepOutput[] got = new StepOutput[n];
@@ -58,6 +61,6 @@ final class TensorParallelExecutor extends ClusterExecutor {
             links.get(i).recordHop(wall, got[i].getComputeNanos());
             links.get(i).recordReductions(got[i].getReductions(), got[i].getReduceNanos(), got[i].getPeerBytesSent());
         }
-        return sample(links.get(0), got[0], plan);
+        return sample(links.get(0), got[0], plan, draws);
     }
 }

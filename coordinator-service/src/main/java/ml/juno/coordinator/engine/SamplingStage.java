@@ -48,9 +48,37 @@ public final class SamplingStage {
      * @param rows   logit rows; must equal the plan's {@link StepPlan#logitRowCount()}
      */
     public StepResult.Tokens sample(StepPlan plan, float[] logits, int rows) {
-        if (rows != plan.logitRowCount() || (long) rows * vocab > logits.length) {
+        return sample(plan, logits, rows, null);
+    }
+
+    /** True when raw logits must reach this stage (an observer watches them): no row may be drawn elsewhere. */
+    public boolean observed() {
+        return observer != null;
+    }
+
+    /**
+     * {@link #sample(StepPlan, float[], int)} where some rows were drawn already, by the node that computed their
+     * logits: {@code drawn[s]} is the s-th sampling row's draw, or null for a row drawn here from {@code logits}. A
+     * row drawn elsewhere moves its sequence's generator on as the draw did there ({@link SamplerState#drawnElsewhere}).
+     *
+     * @param logits the logit rows left to this stage, in token order (scored tokens' and the sampling rows not drawn)
+     * @param rows   how many there are
+     * @param drawn  [sampled rows] or null: none drawn elsewhere
+     */
+    public StepResult.Tokens sample(StepPlan plan, float[] logits, int rows, ml.juno.engine.sampling.DrawResult[] drawn) {
+        int elsewhere = 0;
+        if (drawn != null) {
+            if (drawn.length != plan.sampledRowCount()) {
+                throw new IllegalArgumentException("step " + plan.stepId() + ": " + drawn.length + " draws for "
+                        + plan.sampledRowCount() + " sampling rows");
+            }
+            for (var d : drawn) {
+                elsewhere += d != null ? 1 : 0;
+            }
+        }
+        if (rows != plan.logitRowCount() - elsewhere || (long) rows * vocab > logits.length) {
             throw new IllegalArgumentException("step " + plan.stepId() + ": " + rows + " logit rows in " + logits.length
-                    + " floats for " + plan.logitRowCount() + " rows of " + vocab);
+                    + " floats for " + (plan.logitRowCount() - elsewhere) + " rows of " + vocab);
         }
         int sampledRows = plan.sampledRowCount();
         if (tokens.length < sampledRows) {
@@ -73,6 +101,20 @@ public final class SamplingStage {
                 k += scored.length;
             }
             if (!row.needsLogits()) {
+                continue;
+            }
+            var d = drawn == null ? null : drawn[s];
+            if (d != null) {
+                SamplerState state = row.sampler();
+                boolean ok = d.token() >= 0 && d.token() < vocab;
+                tokens[s] = ok ? d.token() : StepResult.NO_TOKEN;
+                logprobs[s] = ok && state.topLogprobs() >= 0 && d.hasLogprobs()
+                        ? new TokenLogprobs(d.token(), d.logprob(), d.topIds(), d.topLogprobs()) : SampledToken.NO_LOGPROBS;
+                failures[s] = ok ? "" : d.error().isEmpty() ? "the node drew token " + d.token() + " outside the vocabulary" : d.error();
+                if (ok) {
+                    state.drawnElsewhere();
+                }
+                s++;
                 continue;
             }
             int offset = k * vocab;

@@ -2,6 +2,11 @@ package ml.juno.coordinator.sampling;
 
 import ml.juno.coordinator.grammar.GrammarConstraint;
 import ml.juno.coordinator.grammar.GrammarMatcher;
+import ml.juno.engine.sampling.DrawParams;
+import ml.juno.engine.sampling.RowDraw;
+import ml.juno.engine.sampling.SamplingChain;
+import ml.juno.engine.sampling.TokenWindow;
+import ml.juno.engine.sampling.Xoshiro256;
 
 /**
  * What one sequence carries between draws: its parameters, its own random generator (so its output
@@ -17,6 +22,7 @@ public final class SamplerState {
     private final int topLogprobs;
     private int[] suppressed = NONE;
     private final GrammarMatcher grammar; // null: unconstrained
+    private final DrawParams draw;
 
     /** A state that wants no log-probabilities. */
     public SamplerState(SamplingParams params, int vocabSize) {
@@ -49,6 +55,41 @@ public final class SamplerState {
                     + vocabSize);
         }
         this.grammar = g == null ? null : g.newMatcher();
+        RepetitionPenalties pen = params.penalties();
+        Truncation t = params.truncation();
+        this.draw = new DrawParams(params.temperature(), t.topK(), t.topP(), t.minP(), pen.repeat(), pen.frequency(),
+                pen.presence(), params.logitBias().tokenIds(), params.logitBias().values());
+    }
+
+    /** The settings as the sampler chain reads them (made once). */
+    DrawParams draw() {
+        return draw;
+    }
+
+    /**
+     * True when the node that computes the logits can draw this sequence's token itself ({@link #rowDraw}): everything
+     * but a grammar, whose mask only the coordinator can compute.
+     */
+    public boolean drawsAnywhere() {
+        return grammar == null;
+    }
+
+    /** This step's draw as it travels to the node with the logits: settings, penalty window, held-back tokens, generator. */
+    public RowDraw rowDraw() {
+        long[] s = new long[4];
+        rng.state(s);
+        int n = draw.penalized() ? window.size() : 0;
+        return new RowDraw(draw, n == 0 ? NONE : java.util.Arrays.copyOf(window.tokens(), n), n, suppressed, s, topLogprobs);
+    }
+
+    /**
+     * A node drew this step's token from {@link #rowDraw}'s state: the generator moves on as it did there, so the next
+     * draw (wherever it runs) continues the same stream.
+     */
+    public void drawnElsewhere() {
+        for (int i = SamplingChain.drawsPerToken(draw); i > 0; i--) {
+            rng.nextDouble();
+        }
     }
 
     /** The sequence's place in its grammar; null when unconstrained. */

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import ml.juno.coordinator.sampling.Greedy;
+import ml.juno.engine.sampling.Greedy;
 import ml.juno.coordinator.sampling.SamplerState;
 import ml.juno.coordinator.sampling.SamplingParams;
 import ml.juno.coordinator.scheduler.KvPlacement;

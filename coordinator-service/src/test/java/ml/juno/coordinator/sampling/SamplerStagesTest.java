@@ -7,6 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.SplittableRandom;
+import ml.juno.engine.sampling.Draw;
+import ml.juno.engine.sampling.Greedy;
+import ml.juno.engine.sampling.MinP;
+import ml.juno.engine.sampling.Penalties;
+import ml.juno.engine.sampling.Temperature;
+import ml.juno.engine.sampling.TokenWindow;
+import ml.juno.engine.sampling.TopK;
+import ml.juno.engine.sampling.TopP;
+import ml.juno.engine.sampling.Xoshiro256;
 import org.junit.jupiter.api.Test;
 
 class SamplerStagesTest {
@@ -38,7 +47,7 @@ class SamplerStagesTest {
             w.add(t);
         }
         int[] counts = new int[4];
-        Penalties.apply(logits, w, new RepetitionPenalties(2f, 0f, 0f, 8), counts);
+        Penalties.apply(logits, w.tokens(), w.size(), 2f, 0f, 0f, counts);
         assertArrayEquals(new float[] {1f, -4f, 4f, 1f}, logits, 0f);
         assertArrayEquals(new int[4], counts, "scratch counts left zero");
     }
@@ -50,7 +59,7 @@ class SamplerStagesTest {
         for (int t : new int[] {0, 0, 0, 1}) {
             w.add(t);
         }
-        Penalties.apply(logits, w, new RepetitionPenalties(1f, 0.5f, 0.25f, 8), new int[3]);
+        Penalties.apply(logits, w.tokens(), w.size(), 1f, 0.5f, 0.25f, new int[3]);
         assertArrayEquals(new float[] {1f - 1.5f - 0.25f, 1f - 0.5f - 0.25f, 1f}, logits, 1e-6f);
     }
 
@@ -61,7 +70,7 @@ class SamplerStagesTest {
             w.add(t);
         }
         float[] logits = {3f, 3f, 3f};
-        Penalties.apply(logits, w, new RepetitionPenalties(3f, 0f, 0f, 2), new int[3]);
+        Penalties.apply(logits, w.tokens(), w.size(), 3f, 0f, 0f, new int[3]);
         assertArrayEquals(new float[] {3f, 1f, 1f}, logits, 0f);
     }
 

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import java.util.SplittableRandom;
+import ml.juno.engine.sampling.Greedy;
+import ml.juno.engine.sampling.TopK;
 import org.junit.jupiter.api.Test;
 
 class SamplerTest {

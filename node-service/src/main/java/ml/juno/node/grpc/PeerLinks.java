@@ -16,8 +16,9 @@ import ml.juno.node.v1.ReduceSummary;
 import ml.juno.node.v1.Tensor;
 
 /**
- * One tensor slice's links to the other ranks of its group: a channel per peer and on it one long-lived client stream
- * ({@code Reduce}) that carries this rank's partial of every all-reduce. A stream opens when the first partial goes
+ * One tensor slice's links to the other ranks of its group, or a pipeline stage's link to the next stage: a channel per
+ * peer and on it one long-lived client stream ({@code Reduce}) that carries this rank's partial of every all-reduce, or
+ * this stage's output rows of every step. A stream opens when the first partial goes
  * out and again after it broke (a restarted peer is dialled at once, not after gRPC's growing backoff); when it breaks,
  * the wait for that peer's partial fails with the reason ({@link RankReduce#ended}). Sends come from the inference
  * thread only.
@@ -25,8 +26,10 @@ import ml.juno.node.v1.Tensor;
 final class PeerLinks implements RankReduce.Outbound {
     private static final int MAX_MESSAGE = 512 * 1024 * 1024;
 
-    private final ShardLoad.Tensor shard;
-    private final RankReduce reduce;
+    private final java.util.List<String> peers;
+    private final int self;
+    private final long group;
+    private final java.util.function.BiConsumer<Integer, String> ended;
     private final ManagedChannel[] channels;
     private final Stream[] streams;
 
@@ -35,7 +38,7 @@ final class PeerLinks implements RankReduce.Outbound {
         final StreamObserver<PeerPartial> out;
         volatile boolean broken;
 
-        Stream(NodeServiceGrpc.NodeServiceStub stub, int rank, String address, RankReduce reduce) {
+        Stream(NodeServiceGrpc.NodeServiceStub stub, int rank, String address, java.util.function.BiConsumer<Integer, String> ended) {
             this.out = stub.reduce(new StreamObserver<>() {
                 @Override
                 public void onNext(ReduceSummary value) {
@@ -45,38 +48,52 @@ final class PeerLinks implements RankReduce.Outbound {
                 public void onError(Throwable t) {
                     broken = true;
                     Status s = Status.fromThrowable(t);
-                    reduce.ended(rank, "the link to rank " + rank + " (" + address + ") broke: " + s.getCode()
+                    ended.accept(rank, "the link to rank " + rank + " (" + address + ") broke: " + s.getCode()
                             + (s.getDescription() == null ? "" : " (" + s.getDescription() + ")"));
                 }
 
                 @Override
                 public void onCompleted() {
                     broken = true;
-                    reduce.ended(rank, "rank " + rank + " (" + address + ") closed its link");
+                    ended.accept(rank, "rank " + rank + " (" + address + ") closed its link");
                 }
             });
         }
     }
 
+    /** A tensor rank's links to every other rank of its group. */
     PeerLinks(ShardLoad.Tensor shard, RankReduce reduce, ChannelCredentials credentials) {
-        this.shard = shard;
-        this.reduce = reduce;
-        int n = shard.worldSize();
-        this.channels = new ManagedChannel[n];
-        this.streams = new Stream[n];
-        for (int r = 0; r < n; r++) {
-            if (r != shard.rank()) {
-                HostPort a = HostPort.parse(shard.peers().get(r));
-                channels[r] = Grpc.newChannelBuilderForAddress(a.host(), a.port(), credentials).maxInboundMessageSize(MAX_MESSAGE).build();
-            }
+        this(shard.peers(), shard.rank(), shard.group(), all(shard.worldSize(), shard.rank()), reduce::ended, credentials);
+    }
+
+    /** A pipeline stage's link to the next stage (nothing waits on it: a break only reopens the stream). */
+    PeerLinks(ShardLoad.Pipeline stage, ChannelCredentials credentials) {
+        this(stage.stages(), stage.stage(), stage.group(), new int[] {stage.stage() + 1}, (r, why) -> {}, credentials);
+    }
+
+    private PeerLinks(java.util.List<String> peers, int self, long group, int[] targets,
+                      java.util.function.BiConsumer<Integer, String> ended, ChannelCredentials credentials) {
+        this.peers = peers;
+        this.self = self;
+        this.group = group;
+        this.ended = ended;
+        this.channels = new ManagedChannel[peers.size()];
+        this.streams = new Stream[peers.size()];
+        for (int r : targets) {
+            HostPort a = HostPort.parse(peers.get(r));
+            channels[r] = Grpc.newChannelBuilderForAddress(a.host(), a.port(), credentials).maxInboundMessageSize(MAX_MESSAGE).build();
         }
+    }
+
+    private static int[] all(int n, int self) {
+        return java.util.stream.IntStream.range(0, n).filter(r -> r != self).toArray();
     }
 
     private Stream stream(int r) {
         Stream s = streams[r];
         if (s == null || s.broken) {
             channels[r].resetConnectBackoff();
-            s = new Stream(NodeServiceGrpc.newStub(channels[r]).withMaxOutboundMessageSize(MAX_MESSAGE), r, shard.peers().get(r), reduce);
+            s = new Stream(NodeServiceGrpc.newStub(channels[r]).withMaxOutboundMessageSize(MAX_MESSAGE), r, peers.get(r), ended);
             streams[r] = s;
         }
         return s;
@@ -85,7 +102,7 @@ final class PeerLinks implements RankReduce.Outbound {
     @Override
     public long send(long stepId, int index, Activations partial) {
         Tensor t = ProtoMapping.toProto(partial);
-        PeerPartial m = PeerPartial.newBuilder().setGroup(shard.group()).setFromRank(shard.rank()).setStepId(stepId).setIndex(index)
+        PeerPartial m = PeerPartial.newBuilder().setGroup(group).setFromRank(self).setStepId(stepId).setIndex(index)
                 .setPartial(t).build();
         long bytes = 0;
         for (int r = 0; r < channels.length; r++) {

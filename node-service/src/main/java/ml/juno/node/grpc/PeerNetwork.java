@@ -13,7 +13,7 @@ import ml.juno.node.runtime.RankReduce;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Opens a tensor slice's gRPC links to its peers. Under mutual TLS ({@code juno node --tls-dir}) the node dials its
+ * Opens a tensor slice's gRPC links to its peers, and a pipeline stage's link to the next stage. Under mutual TLS ({@code juno node --tls-dir}) the node dials its
  * peers as a client with its own certificate (the one it serves with) and trusts only the cluster's CA, so a peer
  * accepts it as it accepts the coordinator; without TLS the links are plaintext, like the node's port.
  */
@@ -32,6 +32,11 @@ public class PeerNetwork implements RankReduce.Network {
     @Override
     public RankReduce.Outbound open(ShardLoad.Tensor shard, RankReduce reduce) {
         return new PeerLinks(shard, reduce, credentials());
+    }
+
+    @Override
+    public RankReduce.Outbound openStage(ShardLoad.Pipeline stage, ml.juno.node.runtime.StageLink link) {
+        return new PeerLinks(stage, credentials());
     }
 
     ChannelCredentials credentials() {

@@ -14,8 +14,9 @@ import ml.juno.node.v1.StepResponse;
 
 /**
  * One coordinator's step stream. Batches go to the inference thread in arrival order, each answered by one output. When
- * the coordinator ends or cancels the stream, a tensor-parallel step still waiting for its peers' partials stops
- * waiting ({@link #cancelled}) instead of holding the inference thread.
+ * the coordinator ends or cancels the stream, a tensor-parallel step still waiting for its peers' partials, or a
+ * pipeline stage waiting for its previous stage's rows, stops waiting ({@link #cancelled}) instead of holding the
+ * inference thread.
  */
 final class StepStream {
     private final ShardHolder shard;
@@ -50,14 +51,16 @@ final class StepStream {
     private CompletableFuture<Void> batch(ml.juno.node.v1.StepBatch wire) {
         StepBatch batch;
         Activations activations;
+        java.util.List<ml.juno.engine.sampling.RowDraw> draws;
         try {
             batch = ProtoMapping.fromProto(wire);
             activations = wire.hasActivations() ? ProtoMapping.fromProto(wire.getActivations()) : null;
+            draws = ProtoMapping.samplers(wire, batch.rows().logitRows());
         } catch (IllegalArgumentException e) {
             StepOutput error = ProtoMapping.toProto(ShardOutput.failed(wire.getStepId(), e.getMessage()));
             return last.thenRun(() -> out.emit(StepResponse.newBuilder().setOutput(error).build()));
         }
-        return shard.step(batch, activations, () -> cancelled)
+        return shard.step(batch, activations, wire.getActivationsFromPeer(), wire.getMicroBatch(), draws, () -> cancelled)
                 .thenAccept(o -> out.emit(StepResponse.newBuilder().setOutput(ProtoMapping.toProto(o)).build()));
     }
 

@@ -16,6 +16,9 @@ import ml.juno.engine.model.HiddenRows;
 import ml.juno.engine.model.Logits;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.engine.sampling.DrawResult;
+import ml.juno.engine.sampling.RowDraw;
+import ml.juno.engine.sampling.SamplingChain;
 import ml.juno.engine.step.StepBatch;
 import ml.juno.model.shard.ShardAssignment;
 import ml.juno.model.shard.ShardLoad;
@@ -43,6 +46,8 @@ final class LoadedShard implements AutoCloseable {
     private final ActivationCodec logitCodec;
     private final StepAllReduce allReduce;
     private final RankReduce ranks; // null: not tensor parallel
+    private StageLink stage;        // null: not a pipeline stage that talks to its neighbours
+    private SamplingChain chain;    // made on the first step that draws here
     private final int dim;
     private final boolean embeds;
     private final boolean producesLogits;
@@ -115,6 +120,9 @@ final class LoadedShard implements AutoCloseable {
                 allReduce.connect(ranks.connect(network));
             }
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce, ranks);
+            if (r.partition() instanceof ShardLoad.Pipeline p && p.nodeToNode()) {
+                s.stage = new StageLink(p, reduceTimeout).connect(network);
+            }
             s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();
             long used = rt.totalMemory() - rt.freeMemory();
@@ -148,10 +156,33 @@ final class LoadedShard implements AutoCloseable {
      *                    (null otherwise)
      */
     ShardOutput step(StepBatch b, Activations activations, java.util.function.BooleanSupplier cancelled) {
+        return step(b, activations, false, 0, List.of(), cancelled);
+    }
+
+    /**
+     * Runs one batch.
+     *
+     * @param fromPeer true: the input rows come from the previous stage's stream ({@link StageLink}), not the coordinator
+     * @param microBatch the batch's number within its step (a pipeline step split into micro-batches); its rows travel
+     *                   between the stages under it
+     * @param draws    one per logit row: the rows to draw here ({@code null} entries: answer their logits); empty: answer
+     *                 every logit row's logits
+     */
+    ShardOutput step(StepBatch b, Activations activations, boolean fromPeer, int microBatch, List<RowDraw> draws,
+                     java.util.function.BooleanSupplier cancelled) {
         long t0 = System.nanoTime();
         try {
             allReduce.begin(b.stepId(), cancelled);
-            return run(b, activations, t0);
+            long waited = 0;
+            if (fromPeer) {
+                if (stage == null || stage.first()) {
+                    throw new IllegalArgumentException("step " + b.stepId() + " asks for the previous stage's rows, but this node "
+                            + (stage == null ? "has no pipeline neighbours" : "is the first stage"));
+                }
+                activations = stage.take(b.stepId(), microBatch, t0, cancelled);
+                waited = System.nanoTime() - t0;
+            }
+            return run(b, activations, microBatch, draws, t0 + waited, waited);
         } catch (RuntimeException e) {
             return ShardOutput.failed(b.stepId(), String.valueOf(e.getMessage() != null ? e.getMessage() : e));
         }
@@ -162,7 +193,7 @@ final class LoadedShard implements AutoCloseable {
         return ranks;
     }
 
-    private ShardOutput run(StepBatch b, Activations activations, long t0) {
+    private ShardOutput run(StepBatch b, Activations activations, int microBatch, List<RowDraw> draws, long t0, long waited) {
         int n = b.rows().count(); // the session checks the rows against the shard
         for (int i = 0; i < n; i++) {
             if (b.rows().adapter(i) > loraModules) {
@@ -182,17 +213,29 @@ final class LoadedShard implements AutoCloseable {
         Activations logitRows = null;
         Activations hidden = null;
         Activations finalHidden = null;
+        List<DrawResult> sampled = List.of();
+        long forwarded = 0;
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
             }
-            logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
+            if (draws.isEmpty()) {
+                logitRows = Activations.encode(logitCodec, logits.data(), 0, logits.count(), logits.vocab());
+            } else {
+                sampled = new ArrayList<>(draws.size());
+                logitRows = draw(b.stepId(), logits, draws, sampled);
+            }
             HiddenRows h = session.finalHidden();
             if (h.count() > 0) {
                 finalHidden = Activations.encode(logitCodec, h.data(), 0, h.count(), h.dim());
             }
         } else if (!assignment.isTensorParallel()) {
-            hidden = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
+            Activations rows = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
+            if (stage != null) {
+                forwarded = stage.send(b.stepId(), microBatch, rows); // to the next stage itself; the coordinator gets a short answer
+            } else {
+                hidden = rows;
+            }
         }
         long compute = System.nanoTime() - t0 - allReduce.waitNanos();
         if (TRACE.isLoggable(System.Logger.Level.TRACE)) { // --verbose: one line per step on the node
@@ -201,8 +244,37 @@ final class LoadedShard implements AutoCloseable {
                     assignment.isTensorParallel() ? " slice " + assignment.tensorRank() + "/" + assignment.worldSize() : "", compute / 1e6,
                     allReduce.waitNanos() > 0 ? String.format(java.util.Locale.ROOT, " (+%.2f ms waiting for all-reduces)", allReduce.waitNanos() / 1e6) : ""));
         }
-        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, allReduce.count(), allReduce.waitNanos(), allReduce.bytesSent(),
-                finalHidden);
+        return new ShardOutput(b.stepId(), hidden, logitRows, null, compute, allReduce.count(), allReduce.waitNanos(),
+                allReduce.bytesSent() + forwarded, finalHidden, sampled, waited);
+    }
+
+    /**
+     * Draws the logit rows {@code draws} asks for here (into {@code sampled}, in order) with the same chain as the
+     * coordinator's sampler; the other rows' logits, in order, or null when every row was drawn.
+     */
+    private Activations draw(long stepId, Logits logits, List<RowDraw> draws, List<DrawResult> sampled) {
+        if (draws.size() != logits.count()) {
+            throw new IllegalArgumentException("step " + stepId + ": " + draws.size() + " samplers for " + logits.count() + " logit rows");
+        }
+        int vocab = logits.vocab();
+        if (chain == null || chain.vocabSize() != vocab) {
+            chain = new SamplingChain(vocab);
+        }
+        int left = 0;
+        for (RowDraw d : draws) {
+            left += d == null ? 1 : 0;
+        }
+        float[] rest = left == 0 ? null : new float[left * vocab];
+        int k = 0;
+        for (int i = 0; i < draws.size(); i++) {
+            RowDraw d = draws.get(i);
+            if (d == null) {
+                System.arraycopy(logits.data(), i * vocab, rest, k++ * vocab, vocab);
+            } else {
+                sampled.add(chain.draw(logits.data(), i * vocab, d));
+            }
+        }
+        return rest == null ? null : Activations.encode(logitCodec, rest, 0, left, vocab);
     }
 
     /** Drops the block tables of {@code slots}; returns how many were valid slots. */
@@ -221,10 +293,18 @@ final class LoadedShard implements AutoCloseable {
         return codec;
     }
 
+    /** The links to the neighbouring stages (null: not a pipeline stage that has them). */
+    StageLink stage() {
+        return stage;
+    }
+
     @Override
     public void close() {
         if (ranks != null) {
             ranks.close();
+        }
+        if (stage != null) {
+            stage.close();
         }
         session.close();
         model.close();

@@ -1,9 +1,6 @@
 package ml.juno.node.runtime;
 
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import ml.juno.model.shard.ShardLoad;
 import ml.juno.model.wire.ActivationCodec;
@@ -23,9 +20,6 @@ import ml.juno.model.wire.Activations;
  */
 public final class RankReduce implements AutoCloseable {
 
-    /** How often a wait looks whether the coordinator cancelled the step. */
-    private static final long CANCEL_CHECK_NANOS = 20_000_000L;
-
     /** Sends this rank's partials to the other ranks of its group. */
     public interface Outbound extends AutoCloseable {
         /** Sends {@code partial} of all-reduce {@code index} of step {@code stepId} to every peer; the bytes sent. */
@@ -38,23 +32,24 @@ public final class RankReduce implements AutoCloseable {
     /** Opens the links of a tensor shard to its peers (gRPC in the node; whatever a test likes). */
     public interface Network {
         Outbound open(ShardLoad.Tensor shard, RankReduce reduce);
+
+        /** Opens a pipeline stage's link to the next stage (its rows go there; a broken link is reported to {@code link}). */
+        default Outbound openStage(ShardLoad.Pipeline stage, StageLink link) {
+            throw new UnsupportedOperationException("this network links no pipeline stages");
+        }
     }
 
     /** A peer's partial of all-reduce {@code index} of step {@code stepId}. */
     public record Partial(long group, int fromRank, long stepId, int index, Activations partial) {}
 
-    /** A peer's stream (or this rank's link to it) ended, at {@code atNanos}, and why. */
-    private record Ended(long atNanos, String why) {}
-
     private final ShardLoad.Tensor shard;
     private final ActivationCodec codec;
     private final Duration timeout;
-    private final BlockingQueue<Object>[] inbox;
+    private final PeerQueue[] inbox; // [rank]; null for this rank
     private Outbound outbound;
     private float[] sum = new float[0];
     private float[] part = new float[0];
 
-    @SuppressWarnings("unchecked")
     public RankReduce(ShardLoad.Tensor shard, ActivationCodec codec, Duration timeout) {
         String problem = shard.peersProblem();
         if (problem != null) {
@@ -63,9 +58,9 @@ public final class RankReduce implements AutoCloseable {
         this.shard = shard;
         this.codec = codec;
         this.timeout = shard.reduceTimeoutMillis() > 0 ? Duration.ofMillis(shard.reduceTimeoutMillis()) : timeout;
-        this.inbox = new BlockingQueue[shard.worldSize()];
+        this.inbox = new PeerQueue[shard.worldSize()];
         for (int r = 0; r < inbox.length; r++) {
-            inbox[r] = new LinkedBlockingQueue<>();
+            inbox[r] = r == shard.rank() ? null : new PeerQueue("rank " + r + " (" + shard.peers().get(r) + ")", "partial");
         }
     }
 
@@ -93,13 +88,13 @@ public final class RankReduce implements AutoCloseable {
             throw new IllegalArgumentException("partial from rank " + p.fromRank() + ", but this node is rank " + shard.rank()
                     + " of " + shard.worldSize());
         }
-        inbox[p.fromRank()].offer(p);
+        inbox[p.fromRank()].offer(p.stepId(), p.index(), p.partial());
     }
 
     /** The stream from peer {@code rank}, or this rank's link to it, ended: a wait for its partial fails now. */
     public void ended(int rank, String why) {
         if (rank >= 0 && rank < inbox.length && rank != shard.rank()) {
-            inbox[rank].offer(new Ended(System.nanoTime(), why));
+            inbox[rank].ended(why);
         }
     }
 
@@ -127,7 +122,8 @@ public final class RankReduce implements AutoCloseable {
                     mine.decode(dst, 0); // what the peers see of our partial, so every rank sums the same numbers
                 }
             } else {
-                Activations theirs = take(r, stepId, index, deadline, stepStartNanos, cancelled);
+                Activations theirs = inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled,
+                        "all-reduce " + index + " of step " + stepId);
                 if (!theirs.hasShape(rows, width)) {
                     throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent a partial of shape ["
                             + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
@@ -142,44 +138,6 @@ public final class RankReduce implements AutoCloseable {
         }
         System.arraycopy(sum, 0, x, 0, size);
         return sent;
-    }
-
-    private Activations take(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled) {
-        while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": no partial from " + peer(r)
-                        + " within " + timeout);
-            }
-            if (cancelled.getAsBoolean()) {
-                throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": the coordinator cancelled the step");
-            }
-            Object o;
-            try {
-                o = inbox[r].poll(Math.min(left, CANCEL_CHECK_NANOS), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for all-reduce " + index + " of step " + stepId);
-            }
-            if (o == null) {
-                continue;
-            }
-            if (o instanceof Ended e) {
-                if (e.atNanos() - stepStartNanos < 0) {
-                    continue; // a link that ended before this step: it has reconnected since, or the coordinator knows
-                }
-                throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + e.why());
-            }
-            Partial p = (Partial) o;
-            if (p.stepId() < stepId) {
-                continue; // left over from a step that failed
-            }
-            if (p.stepId() != stepId || p.index() != index) {
-                throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent all-reduce "
-                        + p.index() + " of step " + p.stepId());
-            }
-            return p.partial();
-        }
     }
 
     @Override

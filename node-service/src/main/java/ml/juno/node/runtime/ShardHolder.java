@@ -115,12 +115,22 @@ public class ShardHolder {
      * @param cancelled   true once the coordinator gave up on the step (its stream ended): an all-reduce stops waiting
      */
     public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, java.util.function.BooleanSupplier cancelled) {
+        return step(batch, activations, false, 0, List.of(), cancelled);
+    }
+
+    /**
+     * {@link #step(StepBatch, Activations, java.util.function.BooleanSupplier)}, the input rows taken from the previous
+     * stage's stream when {@code fromPeer} (the rows of micro-batch {@code microBatch} of the step), and the logit rows {@code draws} names drawn here (one entry per logit row;
+     * null entries and an empty list: answer logits).
+     */
+    public CompletableFuture<ShardOutput> step(StepBatch batch, Activations activations, boolean fromPeer, int microBatch,
+                                               List<ml.juno.engine.sampling.RowDraw> draws, java.util.function.BooleanSupplier cancelled) {
         return CompletableFuture.supplyAsync(() -> {
             LoadedShard s = shard;
             if (s == null) {
                 return ShardOutput.failed(batch.stepId(), "no shard loaded: " + state.get().message());
             }
-            return s.step(batch, activations, cancelled);
+            return s.step(batch, activations, fromPeer, microBatch, draws, cancelled);
         }, inference);
     }
 
@@ -132,9 +142,14 @@ public class ShardHolder {
     public void peerPartial(RankReduce.Partial p) {
         LoadedShard s = shard;
         RankReduce r = s == null ? null : s.ranks();
+        StageLink stage = s == null ? null : s.stage();
+        if (stage != null) {
+            stage.receive(p);
+            return;
+        }
         if (r == null) {
             throw new IllegalArgumentException("partial of group " + p.group() + " from rank " + p.fromRank()
-                    + ", but this node serves no tensor-parallel slice (" + state.get().message() + ")");
+                    + ", but this node serves no tensor-parallel slice or pipeline stage with neighbours (" + state.get().message() + ")");
         }
         r.receive(p);
     }
@@ -145,6 +160,10 @@ public class ShardHolder {
         RankReduce r = s == null ? null : s.ranks();
         if (r != null && r.shard().group() == group) {
             r.ended(rank, why);
+        }
+        StageLink stage = s == null ? null : s.stage();
+        if (stage != null && stage.stage().group() == group) {
+            stage.ended(rank, why);
         }
     }
 

@@ -41,8 +41,33 @@ public record ShardLoad(String modelPath, Partition partition, ActivationDtype d
         ShardAssignment assignment(int modelLayers);
     }
 
-    /** Layers {@code [firstLayer, endLayer)}. */
-    public record Pipeline(int firstLayer, int endLayer) implements Partition {
+    /**
+     * Layers {@code [firstLayer, endLayer)}, as stage {@code stage} of a pipeline whose stages are at {@code stages}
+     * (host:port each, in order): with them, the stage sends its output rows to the next stage itself and takes its
+     * input rows from the previous one; without (empty), its rows go back to the coordinator.
+     *
+     * @param group               the coordinator's id of this pipeline: rows that name another group are refused
+     * @param forwardTimeoutMillis how long the stage waits for its previous stage's rows at most (0: the node's own setting)
+     */
+    public record Pipeline(int firstLayer, int endLayer, java.util.List<String> stages, int stage, long group,
+                           long forwardTimeoutMillis) implements Partition {
+        public Pipeline {
+            stages = stages == null ? java.util.List.of() : java.util.List.copyOf(stages);
+            if (!stages.isEmpty() && (stage < 0 || stage >= stages.size())) {
+                throw new IllegalArgumentException("pipeline stage " + stage + " of " + stages.size() + " stages");
+            }
+        }
+
+        /** A stage that answers its rows to the coordinator. */
+        public Pipeline(int firstLayer, int endLayer) {
+            this(firstLayer, endLayer, java.util.List.of(), 0, 0, 0);
+        }
+
+        /** True when this stage exchanges rows with its neighbours itself. */
+        public boolean nodeToNode() {
+            return stages.size() > 1;
+        }
+
         @Override
         public ShardAssignment assignment(int modelLayers) {
             return new ShardAssignment(new LayerRange(firstLayer, endLayer), 0, 1);

@@ -14,7 +14,12 @@ import ml.juno.model.shard.ShardSummary;
 import ml.juno.node.v1.BlockTable;
 import ml.juno.node.v1.KvElement;
 import ml.juno.node.v1.LoadShardRequest;
+import ml.juno.engine.sampling.DrawParams;
+import ml.juno.engine.sampling.DrawResult;
+import ml.juno.engine.sampling.RowDraw;
 import ml.juno.node.v1.PipelineShard;
+import ml.juno.node.v1.RowSampler;
+import ml.juno.node.v1.SampledRow;
 import ml.juno.node.v1.ShardInfo;
 import ml.juno.node.v1.ShardState;
 import ml.juno.node.v1.StepOutput;
@@ -90,7 +95,104 @@ public final class ProtoMapping {
         if (o.hidden() != null) {
             b.setHidden(toProto(o.hidden()));
         }
+        for (DrawResult d : o.sampled()) {
+            b.addSampled(toProto(d));
+        }
+        return b.setInputWaitNanos(o.inputWaitNanos()).build();
+    }
+
+    /** A row drawn on a node, on the wire. */
+    public static SampledRow toProto(DrawResult d) {
+        SampledRow.Builder b = SampledRow.newBuilder().setToken(d.token()).setError(d.error());
+        if (d.hasLogprobs()) {
+            b.setHasLogprobs(true).setLogprob(d.logprob());
+            for (int i = 0; i < d.topIds().length; i++) {
+                b.addTopIds(d.topIds()[i]).addTopLogprobs(d.topLogprobs()[i]);
+            }
+        }
         return b.build();
+    }
+
+    /** A row a node drew; one whose alternatives do not pair up is refused. */
+    public static DrawResult fromProto(SampledRow r) {
+        if (r.getTopIdsCount() != r.getTopLogprobsCount()) {
+            throw new IllegalArgumentException("a sampled row with " + r.getTopIdsCount() + " alternatives and "
+                    + r.getTopLogprobsCount() + " log-probabilities");
+        }
+        if (!r.getHasLogprobs()) {
+            return r.getToken() < 0 ? DrawResult.failed(r.getError().isEmpty() ? "the node's draw failed" : r.getError())
+                    : DrawResult.of(r.getToken());
+        }
+        int[] ids = new int[r.getTopIdsCount()];
+        float[] lps = new float[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = r.getTopIds(i);
+            lps[i] = r.getTopLogprobs(i);
+        }
+        return new DrawResult(r.getToken(), r.getError(), r.getLogprob(), ids, lps);
+    }
+
+    /** One logit row's draw for the node with the logits; {@code null}: the coordinator draws it (the node answers logits). */
+    public static RowSampler toProto(RowDraw d) {
+        if (d == null) {
+            return RowSampler.getDefaultInstance();
+        }
+        DrawParams p = d.params();
+        RowSampler.Builder b = RowSampler.newBuilder().setDraw(true).setTemperature(p.temperature()).setTopK(p.topK())
+                .setTopP(p.topP()).setMinP(p.minP()).setRepeat(p.repeat()).setFrequency(p.frequency()).setPresence(p.presence())
+                .setTopLogprobs(d.topLogprobs());
+        int[] ids = p.biasIds();
+        float[] values = p.biasValues();
+        for (int i = 0; i < ids.length; i++) {
+            b.addBiasIds(ids[i]).addBiasValues(values[i]);
+        }
+        for (int i = 0; i < d.windowSize(); i++) {
+            b.addWindow(d.window()[i]);
+        }
+        for (int t : d.suppressed()) {
+            b.addSuppressed(t);
+        }
+        for (long w : d.rng()) {
+            b.addRng(w);
+        }
+        return b.build();
+    }
+
+    /**
+     * The draws a batch asks of the node with the logits, one per logit row (null: answer that row's logits); empty
+     * when it asks none.
+     *
+     * @throws IllegalArgumentException an entry out of range, or a count that is not the batch's logit rows
+     */
+    public static List<RowDraw> samplers(ml.juno.node.v1.StepBatch p, int logitRows) {
+        if (p.getSamplersCount() == 0) {
+            return List.of();
+        }
+        if (p.getSamplersCount() != logitRows) {
+            throw new IllegalArgumentException("step " + p.getStepId() + ": " + p.getSamplersCount() + " samplers for " + logitRows + " logit rows");
+        }
+        List<RowDraw> out = new ArrayList<>(logitRows);
+        for (RowSampler r : p.getSamplersList()) {
+            if (!r.getDraw()) {
+                out.add(null);
+                continue;
+            }
+            try {
+                int[] bias = r.getBiasIdsList().stream().mapToInt(Integer::intValue).toArray();
+                float[] values = new float[r.getBiasValuesCount()];
+                for (int i = 0; i < values.length; i++) {
+                    values[i] = r.getBiasValues(i);
+                }
+                int[] window = r.getWindowList().stream().mapToInt(Integer::intValue).toArray();
+                int[] suppressed = r.getSuppressedList().stream().mapToInt(Integer::intValue).toArray();
+                long[] rng = r.getRngList().stream().mapToLong(Long::longValue).toArray();
+                out.add(new RowDraw(new DrawParams(r.getTemperature(), r.getTopK(), r.getTopP(), r.getMinP(), r.getRepeat(),
+                        r.getFrequency(), r.getPresence(), bias, values), window, window.length, suppressed, rng, r.getTopLogprobs()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("step " + p.getStepId() + ", sampler " + out.size() + ": " + e.getMessage(), e);
+            }
+        }
+        return out;
     }
 
     public static TensorDtype toProto(ActivationDtype d) {
@@ -137,6 +239,25 @@ public final class ProtoMapping {
     /** {@code b} on the wire, token ids included when it has them. */
     public static ml.juno.node.v1.StepBatch toProto(StepBatch b) {
         return builder(b).build();
+    }
+
+    /** {@code b} for a stage that takes its input rows from the previous stage's stream: no token ids, no activations. */
+    public static ml.juno.node.v1.StepBatch toProtoFromPeer(StepBatch b) {
+        return builder(b.withoutTokens()).setActivationsFromPeer(true).build();
+    }
+
+    /** {@code b} as micro-batch {@code m} of its step. */
+    public static ml.juno.node.v1.StepBatch microBatch(ml.juno.node.v1.StepBatch b, int m) {
+        return m == 0 ? b : b.toBuilder().setMicroBatch(m).build();
+    }
+
+    /** {@code b} with one draw per logit row for the node with the logits ({@code null} entries: answer logits). */
+    public static ml.juno.node.v1.StepBatch withSamplers(ml.juno.node.v1.StepBatch b, List<RowDraw> draws) {
+        ml.juno.node.v1.StepBatch.Builder p = b.toBuilder();
+        for (RowDraw d : draws) {
+            p.addSamplers(toProto(d));
+        }
+        return p.build();
     }
 
     /** {@code b} for a stage that does not embed: no token ids, {@code activations} ({@code [rows, embedding]}) instead. */
@@ -230,6 +351,12 @@ public final class ProtoMapping {
         return b.setPipeline(PipelineShard.newBuilder().setFirstLayer(a.layers().start()).setEndLayer(a.layers().end()));
     }
 
+    /** {@code b} for stage {@code stage} of the pipeline at {@code stages} (host:port each): the stages send each other their rows. */
+    public static LoadShardRequest.Builder stages(LoadShardRequest.Builder b, List<String> stages, int stage, long group, long forwardTimeoutMillis) {
+        b.getPipelineBuilder().addAllStages(stages).setStage(stage).setGroup(group).setForwardTimeoutMillis(forwardTimeoutMillis);
+        return b;
+    }
+
     /** The assignment a load request describes; {@code modelLayers} fills in a tensor shard's layer range. */
     public static ShardAssignment partition(LoadShardRequest r, int modelLayers) {
         return partition(r).assignment(modelLayers);
@@ -237,7 +364,9 @@ public final class ProtoMapping {
 
     private static ShardLoad.Partition partition(LoadShardRequest r) {
         return switch (r.getPartitionCase()) {
-            case PIPELINE -> new ShardLoad.Pipeline(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer());
+            case PIPELINE -> new ShardLoad.Pipeline(r.getPipeline().getFirstLayer(), r.getPipeline().getEndLayer(),
+                    r.getPipeline().getStagesList(), r.getPipeline().getStage(), r.getPipeline().getGroup(),
+                    r.getPipeline().getForwardTimeoutMillis());
             case TENSOR -> new ShardLoad.Tensor(r.getTensor().getRank(), r.getTensor().getWorldSize(), r.getTensor().getPeersList(),
                     r.getTensor().getGroup(), r.getTensor().getReduceTimeoutMillis());
             case PARTITION_NOT_SET -> new ShardLoad.Whole();

@@ -14,9 +14,19 @@ package ml.juno.model.wire;
  * @param reduceNanos  time they took (encoding, sending, waiting for the peers' partials, summing)
  * @param peerBytesSent bytes of partials the shard sent to its peers in the step
  * @param hidden       {@code [rows that asked, embedding]} FLOAT32 final hidden states (after the output norm), or null
+ * @param sampled      the logit rows drawn on this shard (the step's samplers), in order; {@code logits} then holds
+ *                     only the rows left to the coordinator
+ * @param inputWaitNanos time a pipeline stage waited for its previous stage's rows
  */
 public record ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
-                          int reductions, long reduceNanos, long peerBytesSent, Activations hidden) {
+                          int reductions, long reduceNanos, long peerBytesSent, Activations hidden,
+                          java.util.List<ml.juno.engine.sampling.DrawResult> sampled, long inputWaitNanos) {
+    /** An output without rows drawn here. */
+    public ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
+                       int reductions, long reduceNanos, long peerBytesSent, Activations hidden) {
+        this(stepId, activations, logits, error, computeNanos, reductions, reduceNanos, peerBytesSent, hidden, java.util.List.of(), 0);
+    }
+
     /** An output without final hidden states. */
     public ShardOutput(long stepId, Activations activations, Activations logits, String error, long computeNanos,
                        int reductions, long reduceNanos, long peerBytesSent) {
@@ -24,6 +34,7 @@ public record ShardOutput(long stepId, Activations activations, Activations logi
     }
 
     public ShardOutput {
+        sampled = sampled == null ? java.util.List.of() : java.util.List.copyOf(sampled);
         if (error != null && (activations != null || logits != null || hidden != null)) {
             throw new IllegalArgumentException("step " + stepId + ": a failed step carries no tensors");
         }

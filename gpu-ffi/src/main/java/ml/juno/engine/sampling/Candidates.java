@@ -1,10 +1,10 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /**
  * Ordering and heap helpers over token ids keyed by their logit. "Better" means a higher logit, or
  * the same logit and a lower id, so every ordering is total and results never depend on heap shape.
  */
-final class Candidates {
+public final class Candidates {
     private Candidates() {
     }
 

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** Stage 3: divides the logits by the temperature (flattening above 1, sharpening below). */
 public final class Temperature {

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /**
  * Stage 5 (with stage 6, min-p, folded in): nucleus truncation. Probabilities are the softmax over the

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** Temperature 0: the most likely token, ties going to the lowest id. */
 public final class Greedy {

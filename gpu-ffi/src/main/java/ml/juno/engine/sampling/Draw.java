@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** Stage 7: draws one candidate with probability softmax(logit) over the candidates. */
 public final class Draw {

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /**
  * Stage 4: the k best tokens by partial selection (a k-sized heap over the vocabulary, O(V log k)),

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /**
  * xoshiro256** (Blackman and Vigna), seeded through SplitMix64. Written out here rather than taken
@@ -21,6 +21,25 @@ public final class Xoshiro256 {
         s2 = mix(z);
         z += 0x9E3779B97F4A7C15L;
         s3 = mix(z);
+    }
+
+    /** A generator in the state {@link #state(long[])} wrote (four words, not all zero). */
+    public Xoshiro256(long[] state) {
+        if (state.length != 4 || (state[0] | state[1] | state[2] | state[3]) == 0) {
+            throw new IllegalArgumentException("a xoshiro256** state is four words, not all zero");
+        }
+        s0 = state[0];
+        s1 = state[1];
+        s2 = state[2];
+        s3 = state[3];
+    }
+
+    /** Writes the generator's state into {@code out[0..4)}: a generator made from it continues this one's stream. */
+    public void state(long[] out) {
+        out[0] = s0;
+        out[1] = s1;
+        out[2] = s2;
+        out[3] = s3;
     }
 
     private static long mix(long z) {

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** Stage 1: repetition / frequency / presence penalties over the recent-token window. */
 public final class Penalties {
@@ -6,25 +6,25 @@ public final class Penalties {
     }
 
     /**
-     * Applies {@code p} to {@code logits[0..vocab)} for every distinct token in {@code window}.
+     * Applies the penalties to {@code logits[0..vocab)} for every distinct token in {@code window[0..n)} (any order:
+     * only occurrences count).
      *
      * @param counts scratch of vocab size, all zero on entry and left all zero on return
      */
-    public static void apply(float[] logits, TokenWindow window, RepetitionPenalties p, int[] counts) {
-        int n = window.size();
+    public static void apply(float[] logits, int[] window, int n, float repeat, float frequency, float presence, int[] counts) {
         for (int i = 0; i < n; i++) {
-            counts[window.get(i)]++;
+            counts[window[i]]++;
         }
         for (int i = 0; i < n; i++) {
-            int token = window.get(i);
+            int token = window[i];
             int c = counts[token];
             if (c == 0) {
                 continue; // already applied for this token
             }
             counts[token] = 0;
             float l = logits[token];
-            l = l > 0f ? l / p.repeat() : l * p.repeat();
-            logits[token] = l - c * p.frequency() - p.presence();
+            l = l > 0f ? l / repeat : l * repeat;
+            logits[token] = l - c * frequency - presence;
         }
     }
 }

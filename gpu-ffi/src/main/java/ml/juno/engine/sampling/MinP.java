@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** Stage 6: keeps tokens whose probability is at least {@code minP} times the best one's. */
 public final class MinP {

@@ -1,4 +1,4 @@
-package ml.juno.coordinator.sampling;
+package ml.juno.engine.sampling;
 
 /** The last {@code capacity} tokens of a sequence, as a ring buffer (what the penalties look at). */
 public final class TokenWindow {
@@ -38,6 +38,11 @@ public final class TokenWindow {
             throw new IndexOutOfBoundsException(i);
         }
         return ring[i];
+    }
+
+    /** The stored tokens are {@code tokens()[0 .. size())}, in no particular order; the array is the window's own. */
+    public int[] tokens() {
+        return ring;
     }
 
     public void clear() {

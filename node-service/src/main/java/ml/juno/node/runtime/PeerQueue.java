@@ -1,0 +1,91 @@
+package ml.juno.node.runtime;
+
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import ml.juno.model.wire.Activations;
+
+/**
+ * What one peer sent this node, in arrival order: its partials (a tensor rank) or its output rows (the previous
+ * pipeline stage), filled by the peer's inbound stream on a gRPC thread, and the end of that stream. {@link #take}
+ * waits for one step's message on the inference thread, bounded by a deadline, by the end of the peer's stream (the
+ * peer died or its link broke: the step fails at once with the reason) and by the coordinator cancelling the step;
+ * messages left over from a step that failed are skipped.
+ */
+final class PeerQueue {
+    /** How often a wait looks whether the coordinator cancelled the step. */
+    private static final long CANCEL_CHECK_NANOS = 20_000_000L;
+
+    /** A peer's message for step {@code stepId}, number {@code index} within it. */
+    record Message(long stepId, int index, Activations rows) {}
+
+    /** The peer's stream (or this node's link to it) ended, at {@code atNanos}, and why. */
+    private record Ended(long atNanos, String why) {}
+
+    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    private final String peer; // "rank 1 (host:port)", for messages
+    private final String noun; // what the peer sends: "partial", "rows"
+
+    PeerQueue(String peer, String noun) {
+        this.peer = peer;
+        this.noun = noun;
+    }
+
+    String peer() {
+        return peer;
+    }
+
+    void offer(long stepId, int index, Activations rows) {
+        queue.offer(new Message(stepId, index, rows));
+    }
+
+    void ended(String why) {
+        queue.offer(new Ended(System.nanoTime(), why));
+    }
+
+    /**
+     * The peer's message {@code index} of step {@code stepId}.
+     *
+     * @param what "all-reduce 3 of step 7", for messages
+     * @throws IllegalStateException the deadline passed, the peer's stream ended during the step, the step was
+     *                               cancelled, or the peer sent something else
+     */
+    Activations take(long stepId, int index, long deadlineNanos, Duration timeout, long stepStartNanos, BooleanSupplier cancelled,
+                     String what) {
+        while (true) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                throw new IllegalStateException(what + ": no " + noun + " from " + peer + " within " + timeout);
+            }
+            if (cancelled.getAsBoolean()) {
+                throw new IllegalStateException(what + ": the coordinator cancelled the step");
+            }
+            Object o;
+            try {
+                o = queue.poll(Math.min(left, CANCEL_CHECK_NANOS), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + what);
+            }
+            if (o == null) {
+                continue;
+            }
+            if (o instanceof Ended e) {
+                if (e.atNanos() - stepStartNanos < 0) {
+                    continue; // a link that ended before this step: it has reconnected since, or the coordinator knows
+                }
+                throw new IllegalStateException(what + ": " + e.why());
+            }
+            Message m = (Message) o;
+            if (m.stepId() < stepId) {
+                continue; // left over from a step that failed
+            }
+            if (m.stepId() != stepId || m.index() != index) {
+                throw new IllegalStateException(what + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
+            }
+            return m.rows();
+        }
+    }
+}
