@@ -40,7 +40,7 @@ final class LoraCommand implements Callable<Integer> {
     @Mixin
     AdapterShapeOptions shape = new AdapterShapeOptions();
 
-    @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, cosine over its steps; default: ${DEFAULT-VALUE}).")
+    @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, its moments carried from command to command; cosine over the command's steps; default: ${DEFAULT-VALUE}).")
     float lr;
 
     @picocli.CommandLine.Option(names = "--steps", defaultValue = "30", description = "Optimizer steps each /train... command runs (default: ${DEFAULT-VALUE}).")
