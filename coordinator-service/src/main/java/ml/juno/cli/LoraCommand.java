@@ -23,9 +23,10 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "lora", mixinStandardHelpOptions = true,
         description = {"LoRA adapters: train them (interactively, or 'lora train' on a data file), export to / import from llama.cpp's GGUF LoRA format.",
-                "Without a subcommand: the interactive trainer on --model-path (llama-architecture models so far). /train TEXT,",
-                "/train-file PATH, /train-qa QUESTION | ANSWER each run --steps optimizer steps on their sequences; /status, /save [PATH],",
-                "/reset, /help, /exit; any other line chats with the model as adapted so far (greedy, up to --max-tokens).",
+                "Without a subcommand: the interactive trainer on --model-path (llama, qwen2, qwen3, phi3, gemma3; qwen3moe with the",
+                "attention targets q,k,v,o only). /train TEXT, /train-file PATH, /train-qa QUESTION | ANSWER each run --steps optimizer",
+                "steps on their sequences; /status, /save [PATH], /reset, /help, /exit; any other line chats with the model as adapted",
+                "so far (greedy, up to --max-tokens).",
                 "Play adapters with --lora-play on local, cluster, generate and bench; merge them with 'juno merge'."},
         subcommands = {LoraCommand.Export.class, LoraCommand.Import.class, LoraCommand.Train.class})
 final class LoraCommand implements Callable<Integer> {
@@ -39,7 +40,7 @@ final class LoraCommand implements Callable<Integer> {
     @Mixin
     AdapterShapeOptions shape = new AdapterShapeOptions();
 
-    @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, cosine over its steps; default: ${DEFAULT-VALUE}).")
+    @picocli.CommandLine.Option(names = "--lr", defaultValue = "2e-3", description = "Learning rate of each /train... command (AdamW, its moments carried from command to command; cosine over the command's steps; default: ${DEFAULT-VALUE}).")
     float lr;
 
     @picocli.CommandLine.Option(names = "--steps", defaultValue = "30", description = "Optimizer steps each /train... command runs (default: ${DEFAULT-VALUE}).")
@@ -77,6 +78,7 @@ final class LoraCommand implements Callable<Integer> {
             ml.juno.engine.lora.LoraTrainer trainer;
             try {
                 trainer = new ml.juno.engine.lora.LoraTrainer(base, config, backend);
+                trainer.requireTrainable(ts);
             } catch (IllegalArgumentException e) {
                 throw new CliException(e.getMessage());
             }
@@ -162,9 +164,11 @@ final class LoraCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code juno lora train}: the trainer (llama models). */
+    /** {@code juno lora train}: the trainer. */
     @Command(name = "train", mixinStandardHelpOptions = true,
-            description = {"Train a LoRA adapter on plain text or JSONL lines (llama-architecture models so far):",
+            description = {"Train a LoRA adapter on plain text or JSONL lines. Every dense architecture Juno runs trains (llama, qwen2,",
+                    "qwen3, phi3 with its fused tensors sliced per target, gemma3); qwen3moe trains the attention targets q,k,v,o only",
+                    "(its FFN is a mixture of experts: gate, up and down are refused).",
                     "{\"text\": ...} trains every next token; {\"messages\": [{\"role\", \"content\"}, ...]} is rendered with the",
                     "model's chat template and trains the assistant turns' tokens only (their content and end of turn).",
                     "Single-threaded and deterministic: the same data, options and --seed give the same adapter bit for bit,",
@@ -249,6 +253,7 @@ final class LoraCommand implements Callable<Integer> {
                 ml.juno.engine.lora.LoraTrainer trainer;
                 try {
                     trainer = new ml.juno.engine.lora.LoraTrainer(base, config, backend);
+                    trainer.requireTrainable(ts);
                 } catch (IllegalArgumentException e) {
                     throw new CliException(e.getMessage());
                 }

@@ -45,7 +45,7 @@ final class LoraRepl {
               /train-qa QUESTION | ANSWER  train the answer to the question, in a few phrasings, in the model's chat template
               /status                      the adapter, what it was trained on, the conversation
               /save [PATH]                 write the adapter (.lora; default the --output file)
-              /reset                       a fresh adapter and a new conversation
+              /reset                       a fresh adapter (and optimizer state) and a new conversation
               /help                        this text
               /exit                        leave (also Ctrl-D)
             Any other line chats with the model as adapted so far (greedy).""";
@@ -63,6 +63,7 @@ final class LoraRepl {
     private final List<ChatMessage> history = new ArrayList<>();
 
     private LoraAdapter adapter;
+    private LoraTraining.AdamState adam; // carried from command to command
     private int stepsDone;
     private int sequences;
     private int commands;
@@ -84,6 +85,7 @@ final class LoraRepl {
         adapter = LoraTrainer.init(BaseFingerprint.of(base), s.targets(), s.rank(), s.alpha(), s.rsLora(), s.seed(),
                 java.util.Map.of("lr", Float.toString(s.lr()), "steps-per-command", Integer.toString(s.steps()), "seed",
                         Long.toString(s.seed()), "trainer", "juno lora (interactive)"));
+        adam = LoraTraining.AdamState.fresh(adapter);
         LoraPlan.apply(model, List.of(new LoraPlan.Played(adapter, 1f, 0))); // the arrays trained in place are played
         stepsDone = 0;
         sequences = 0;
@@ -189,7 +191,7 @@ final class LoraRepl {
         double before = LoraTraining.evaluate(trainer, adapter, ex);
         long t0 = System.nanoTime();
         var o = new LoraTraining.Options(s.lr(), 0f, 0, s.steps(), 1f, s.seed() + commands);
-        new LoraTraining.Run(trainer, adapter, ex, List.of(), o).train(null, 0, null);
+        new LoraTraining.Run(trainer, adapter, ex, List.of(), o, adam).train(null, 0, null);
         double after = LoraTraining.evaluate(trainer, adapter, ex);
         commands++;
         stepsDone += s.steps();

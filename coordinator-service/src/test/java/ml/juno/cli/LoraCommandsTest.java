@@ -211,6 +211,25 @@ class LoraCommandsTest {
     }
 
     @Test
+    void loraTrain_onGemma3_writesAnAdapter_andQwen3moeFfnTargetsAreRefusedBeforeAnythingIsWritten() throws Exception {
+        Path text = dir.resolve("t.txt");
+        java.nio.file.Files.writeString(text, "The purple robot danced with the old moon every night, and the moon sang back to it.");
+        Path out = dir.resolve("g.lora");
+        JunoCliTest.Run r = JunoCliTest.run("lora", "train", "-m", MODELS.resolve("testdata/tiny-random/tiny-gemma3-random-Q8_0.gguf").toString(),
+                "--data", text.toString(), "--output", out.toString(), "--targets", "q,k,v,o,gate,up,down", "--max-steps", "4",
+                "--seq-len", "24", "--val-split", "0", "--lr", "1e-2");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("wrote " + out), r.out());
+        assertEquals("gemma3", LoraFile.read(out).header().base().architecture());
+        Path moe = dir.resolve("m.lora");
+        r = JunoCliTest.run("lora", "train", "-m", MODELS.resolve("testdata/tiny-random/tiny-qwen3moe-random-Q8_0.gguf").toString(),
+                "--data", text.toString(), "--output", moe.toString(), "--targets", "q,v,down");
+        assertNotEquals(0, r.code());
+        assertTrue(r.err().contains("'down'") && r.err().contains("qwen3moe") && r.err().contains("q, k, v, o"), r.err());
+        assertTrue(!java.nio.file.Files.exists(moe), "nothing written");
+    }
+
+    @Test
     void wrongBase_missingFile_andUnbuiltTraining_areClearErrors() throws Exception {
         Path lora = dir.resolve("other.lora");
         String other = MODELS.resolve("testdata/tiny-random/tiny-llama-random-F32.gguf").toString();

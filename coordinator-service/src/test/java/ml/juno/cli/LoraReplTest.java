@@ -76,10 +76,28 @@ class LoraReplTest {
     }
 
     @Test
-    void withoutLines_itEnds_andOtherArchitecturesAreRefused() throws Exception {
+    void withoutLines_itEnds_andMixtureOfExpertsFfnTargetsAreRefused() throws Exception {
         assertTrue(run(dir).contains("Interactive LoRA trainer"));
-        JunoCliTest.Run r = JunoCliTest.run("lora", "-m", LoraCommandsTest.MODELS.resolve("testdata/tiny-random/tiny-qwen2-random-F16.gguf").toString());
+        String moe = LoraCommandsTest.MODELS.resolve("testdata/tiny-random/tiny-qwen3moe-random-Q8_0.gguf").toString();
+        JunoCliTest.Run r = JunoCliTest.run("lora", "-m", moe, "--targets", "q,gate");
         assertEquals(1, r.code());
-        assertTrue(r.err().contains("qwen2") && r.err().contains("not implemented yet"), r.err());
+        assertTrue(r.err().contains("qwen3moe") && r.err().contains("'gate'") && r.err().contains("mixture of"), r.err());
+    }
+
+    @Test
+    void otherArchitectures_train() throws Exception {
+        String qwen2 = LoraCommandsTest.MODELS.resolve("testdata/tiny-random/tiny-qwen2-random-Q8_0.gguf").toString();
+        StringWriter out = new StringWriter();
+        ArrayDeque<String> in = new ArrayDeque<>(List.of("/train The purple robot danced with the old moon every night.", "/exit"));
+        picocli.CommandLine cl = new picocli.CommandLine(new LoraCommand());
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(new StringWriter(), true));
+        cl.parseArgs("-m", qwen2, "--targets", "q,k,v,o,gate,up,down", "--lr", "1e-2", "--steps", "20", "--max-tokens", "4",
+                "--output", dir.resolve("q.lora").toString());
+        LoraCommand cmd = cl.getCommand();
+        assertEquals(0, cmd.interactive(prompt -> in.poll()));
+        Matcher m = Pattern.compile("loss ([0-9.]+) -> ([0-9.]+)").matcher(out.toString());
+        assertTrue(m.find(), out.toString());
+        assertTrue(Double.parseDouble(m.group(2)) < 0.8 * Double.parseDouble(m.group(1)), out.toString());
     }
 }

@@ -136,6 +136,47 @@ public final class LoraTraining {
         return sum / examples.size();
     }
 
+    /**
+     * AdamW's state over one adapter: per pair the first and second moments of A and B, and the updates made so far
+     * (their count drives the bias correction). A run makes a fresh one, or carries one on from an earlier run on the
+     * same adapter (the interactive trainer's commands).
+     */
+    public static final class AdamState {
+        private final float[][][] moments; // per pair: m(A), m(B), v(A), v(B)
+        private int updates;
+
+        private AdamState(float[][][] moments) {
+            this.moments = moments;
+        }
+
+        /** Zero moments, no updates, for {@code adapter}. */
+        public static AdamState fresh(LoraAdapter adapter) {
+            List<LoraPair> pairs = adapter.pairs();
+            float[][][] m = new float[pairs.size()][][];
+            for (int i = 0; i < pairs.size(); i++) {
+                LoraPair p = pairs.get(i);
+                m[i] = new float[][] {new float[p.a().length], new float[p.b().length], new float[p.a().length], new float[p.b().length]};
+            }
+            return new AdamState(m);
+        }
+
+        /** The optimizer updates this state has seen. */
+        public int updates() {
+            return updates;
+        }
+
+        void requireFits(LoraAdapter adapter) {
+            List<LoraPair> pairs = adapter.pairs();
+            boolean fits = pairs.size() == moments.length;
+            for (int i = 0; fits && i < pairs.size(); i++) {
+                fits = moments[i][0].length == pairs.get(i).a().length && moments[i][1].length == pairs.get(i).b().length;
+            }
+            if (!fits) {
+                throw new IllegalArgumentException("the optimizer state was made for another adapter shape");
+            }
+        }
+    }
+
     /** A training run: the adapter being trained, its optimizer state and how far it got. */
     public static final class Run {
         private static final float B1 = 0.9f;
@@ -148,7 +189,8 @@ public final class LoraTraining {
         private final List<Example> val;
         private final Options o;
         private final Map<String, String> settings;
-        private final float[][][] moments; // per pair: m(A), m(B), v(A), v(B)
+        private final AdamState state;
+        private final float[][][] moments; // the state's
         private final double[] losses;
         private int done;
         private double bestVal = Double.NaN;
@@ -157,6 +199,15 @@ public final class LoraTraining {
 
         /** A fresh run of {@code adapter} (trained in place). */
         public Run(LoraTrainer trainer, LoraAdapter adapter, List<Example> train, List<Example> val, Options o) {
+            this(trainer, adapter, train, val, o, AdamState.fresh(adapter));
+        }
+
+        /**
+         * A run of {@code adapter} (trained in place) whose AdamW goes on from {@code state} (updated as it runs): its
+         * moments and update count, not its steps, schedule or data order, which are this run's.
+         */
+        public Run(LoraTrainer trainer, LoraAdapter adapter, List<Example> train, List<Example> val, Options o, AdamState state) {
+            state.requireFits(adapter);
             if (train.isEmpty()) {
                 throw new IllegalArgumentException("no training examples");
             }
@@ -167,13 +218,8 @@ public final class LoraTraining {
             this.o = o;
             this.settings = settings(o, this.train, this.val);
             this.losses = new double[o.maxSteps()];
-            List<LoraPair> pairs = adapter.pairs();
-            this.moments = new float[pairs.size()][][];
-            for (int i = 0; i < pairs.size(); i++) {
-                LoraPair p = pairs.get(i);
-                moments[i] = new float[][] {new float[p.a().length], new float[p.b().length], new float[p.a().length],
-                        new float[p.b().length]};
-            }
+            this.state = state;
+            this.moments = state.moments;
         }
 
         /**
@@ -203,6 +249,7 @@ public final class LoraTraining {
             }
             System.arraycopy(c.losses(), 0, r.losses, 0, c.steps());
             r.done = c.steps();
+            r.state.updates = c.steps();
             r.bestVal = c.bestValLoss();
             r.bestStep = c.bestStep();
             r.best = c.best();
@@ -281,8 +328,9 @@ public final class LoraTraining {
                 norm = Math.sqrt(norm);
                 float clipScale = o.clip() > 0 && norm > o.clip() ? (float) (o.clip() / norm) : 1f;
                 float lr = o.rate(step);
-                float c1 = 1f - (float) Math.pow(B1, step + 1);
-                float c2 = 1f - (float) Math.pow(B2, step + 1);
+                int t = state.updates + 1;
+                float c1 = 1f - (float) Math.pow(B1, t);
+                float c2 = 1f - (float) Math.pow(B2, t);
                 for (int pi = 0; pi < pairs.size(); pi++) {
                     LoraPair p = pairs.get(pi);
                     for (int which = 0; which < 2; which++) {
@@ -299,6 +347,7 @@ public final class LoraTraining {
                         }
                     }
                 }
+                state.updates = t;
                 long opt = System.nanoTime() - t0;
                 losses[step] = loss;
                 done = step + 1;

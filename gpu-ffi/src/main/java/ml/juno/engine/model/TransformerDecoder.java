@@ -131,6 +131,21 @@ public final class TransformerDecoder implements DecoderModel {
         return new Rope(r.dims(), r.freqBase(), r.freqScale(), factors, r.neox());
     }
 
+    /** The first shard's input (embedding table and scale). */
+    public Input input() {
+        return input;
+    }
+
+    /** The layers of this shard, in order. */
+    public DecoderLayer[] layers() {
+        return layers.clone();
+    }
+
+    /** The last shard's head (final norm, output matrix, soft cap). */
+    public Head head() {
+        return head;
+    }
+
     @Override
     public ModelConfig config() {
         return config;

@@ -59,6 +59,11 @@ final class LoraFixtures {
 
     /** A copy of {@code in} with every tensor decoded to F32 (so products are exact enough to compare at 1e-4). */
     static void writeF32Copy(GgufFile in, Path out) throws IOException {
+        writeF32Copy(in, out, md -> {});
+    }
+
+    /** {@link #writeF32Copy(GgufFile, Path)} with the metadata entries edited by {@code edit} (a variant of the model). */
+    static void writeF32Copy(GgufFile in, Path out, java.util.function.Consumer<List<GgufStreamWriter.Entry>> edit) throws IOException {
         GgufMetadata m = in.metadata();
         List<GgufStreamWriter.Entry> md = new ArrayList<>();
         for (String key : m.keys()) {
@@ -66,6 +71,7 @@ final class LoraFixtures {
                 md.add(new GgufStreamWriter.Entry(key, m.type(key), m.getRaw(key)));
             }
         }
+        edit.accept(md);
         List<GgufStreamWriter.TensorSpec> specs = new ArrayList<>();
         for (GgufTensorInfo t : in.tensors()) {
             specs.add(new GgufStreamWriter.TensorSpec(t.name(), GgmlType.F32, t.shape()));

@@ -82,6 +82,32 @@ class LoraTrainingRunTest {
     }
 
     @Test
+    void aRunCarryingAnEarlierRunsAdamState_goesOnFromItsMoments() throws Exception {
+        List<LoraTraining.Example> one = data(1, 14, 5);
+        float lr = 5e-3f;
+        var two = new LoraTraining.Options(lr, 0.01f, 0, 2, 1f, 7); // rates lr, then lr/2 (cosine over two steps)
+        LoraAdapter whole = fresh();
+        new LoraTraining.Run(trainer, whole, one, List.of(), two).train(null, 0, null);
+        // two one-step runs (rate lr, then two.rate(1)) carrying one AdamState are that two-step run bit for bit
+        LoraAdapter carried = fresh();
+        LoraTraining.AdamState state = LoraTraining.AdamState.fresh(carried);
+        new LoraTraining.Run(trainer, carried, one, List.of(), new LoraTraining.Options(lr, 0.01f, 0, 1, 1f, 7), state).train(null, 0, null);
+        assertEquals(1, state.updates());
+        new LoraTraining.Run(trainer, carried, one, List.of(), new LoraTraining.Options(two.rate(1), 0.01f, 0, 1, 1f, 7), state)
+                .train(null, 0, null);
+        assertEquals(2, state.updates());
+        assertSameAdapter(whole, carried);
+        // with fresh moments the second step is another one
+        LoraAdapter restarted = fresh();
+        new LoraTraining.Run(trainer, restarted, one, List.of(), new LoraTraining.Options(lr, 0.01f, 0, 1, 1f, 7)).train(null, 0, null);
+        new LoraTraining.Run(trainer, restarted, one, List.of(), new LoraTraining.Options(two.rate(1), 0.01f, 0, 1, 1f, 7)).train(null, 0, null);
+        assertTrue(!java.util.Arrays.equals(LoraFile.encode(whole), LoraFile.encode(restarted)), "fresh moments give another adapter");
+        var other = LoraTrainer.init(BaseFingerprint.of(file), List.of(Projection.Q), 4, 8f, false, 11, Map.of());
+        assertThrows(IllegalArgumentException.class, () -> new LoraTraining.Run(trainer, other, one, List.of(),
+                new LoraTraining.Options(lr, 0f, 0, 1, 1f, 7), state));
+    }
+
+    @Test
     void aCheckpointReadBackFromItsFile_continuesBitForBitLikeTheUninterruptedRun() throws Exception {
         List<LoraTraining.Example> train = data(5, 14, 1);
         List<LoraTraining.Example> val = data(2, 14, 2);

@@ -110,11 +110,27 @@ class LoraTrainingTest {
     }
 
     @Test
-    void otherArchitectures_areRefusedByName() throws Exception {
-        try (GgufFile f = GgufFile.open(LoraFixtures.model("tiny-qwen2-random-F16.gguf")); CpuBackend backend = new CpuBackend(1)) {
+    void mixtureOfExpertsFfnTargets_areRefusedWithTheReason_attentionTargetsTrain() throws Exception {
+        try (GgufFile f = GgufFile.open(LoraFixtures.model("tiny-qwen3moe-random-Q8_0.gguf")); CpuBackend backend = new CpuBackend(1)) {
             ModelConfig c = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f);
-            var e = assertThrows(IllegalArgumentException.class, () -> new LoraTrainer(f, c, backend));
-            assertTrue(e.getMessage().contains("qwen2") && e.getMessage().contains("not implemented yet"), e.getMessage());
+            LoraTrainer trainer = new LoraTrainer(f, c, backend);
+            var e = assertThrows(IllegalArgumentException.class, () -> trainer.requireTrainable(List.of(Projection.Q, Projection.UP)));
+            assertTrue(e.getMessage().contains("qwen3moe") && e.getMessage().contains("'up'") && e.getMessage().contains("mixture of 4 experts")
+                    && e.getMessage().contains("q, k, v, o"), e.getMessage());
+            LoraAdapter ffn = LoraTrainer.init(BaseFingerprint.of(f), List.of(Projection.DOWN), 2, 4f, false, 1, Map.of());
+            int[] tokens = unseen(12, 4);
+            boolean[] mask = new boolean[tokens.length];
+            java.util.Arrays.fill(mask, true);
+            var run = assertThrows(IllegalArgumentException.class, () -> trainer.run(ffn, tokens, mask, LoraTrainer.gradients(ffn), 1f));
+            assertTrue(run.getMessage().contains("'down'"), run.getMessage());
+
+            trainer.requireTrainable(List.of(Projection.Q, Projection.K, Projection.V, Projection.O));
+            List<LoraTraining.Example> data = List.of(LoraTraining.Example.text(tokens));
+            LoraAdapter a = LoraTrainer.init(BaseFingerprint.of(f), List.of(Projection.Q, Projection.V), 4, 8f, false, 2, Map.of());
+            double before = LoraTraining.evaluate(trainer, a, data);
+            LoraTraining.train(trainer, a, data, new LoraTraining.Options(2e-2f, 0f, 2, 30, 1f, 3), null);
+            double after = LoraTraining.evaluate(trainer, a, data);
+            assertTrue(after < 0.8 * before, "qwen3moe attention training lowers the loss: " + before + " -> " + after);
         }
     }
 }

@@ -635,9 +635,9 @@ public final class CpuBackend implements Backend {
     }
 
     /**
-     * The LoRA delta with the down-projection {@code A·x} in vector lanes (one FMA chain per lane, reduced once: the
-     * same order for every row), the up-projection {@code B·t} (rank-long rows) in scalar order. The native backend
-     * inherits it.
+     * The LoRA delta with the down-projection {@code A·x} in eight vector lanes (one FMA chain per lane, reduced once
+     * in a fixed order: the same for every row, and the same compiled as interpreted), the up-projection {@code B·t}
+     * (rank-long rows) in scalar order. The native backend inherits it.
      */
     @Override
     public void addLowRank(LowRank w, float[] x, float[] out, int batch, float[] rowScale, float[] tmp) {
@@ -647,7 +647,7 @@ public final class CpuBackend implements Backend {
         int o = w.out();
         float[] a = w.a();
         float[] bm = w.b();
-        int bound = F.loopBound(in);
+        int bound = F8.loopBound(in);
         for (int row = 0; row < batch; row++) {
             float scale = rowScale[row];
             if (scale == 0f) {
@@ -657,12 +657,13 @@ public final class CpuBackend implements Backend {
             int to = row * r;
             for (int j = 0; j < r; j++) {
                 int ao = j * in;
-                FloatVector acc = FloatVector.zero(F);
+                FloatVector acc = FloatVector.zero(F8);
                 int k = 0;
-                for (; k < bound; k += F.length()) {
-                    acc = FloatVector.fromArray(F, a, ao + k).fma(FloatVector.fromArray(F, x, xo + k), acc);
+                for (; k < bound; k += F8.length()) {
+                    acc = FloatVector.fromArray(F8, a, ao + k).fma(FloatVector.fromArray(F8, x, xo + k), acc);
                 }
-                float sum = acc.reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+                // the lanes in a fixed order: reduceLanes may sum them in another order once compiled than before
+                float sum = QuantLanes.sum(acc);
                 for (; k < in; k++) {
                     sum += a[ao + k] * x[xo + k];
                 }

@@ -79,6 +79,21 @@ public final class Attention {
         return rope;
     }
 
+    /** The four projections (this shard's slices; row slices of {@code attn_qkv} where the file fuses them). */
+    public AttentionWeights weights() {
+        return new AttentionWeights(wq, wk, wv, wo);
+    }
+
+    /** This shard's heads, KV heads, head size and score scale. */
+    public AttentionShape shape() {
+        return shape;
+    }
+
+    /** Biases, per-head Q/K norms and the sliding window of this layer. */
+    public Options options() {
+        return options;
+    }
+
     public long weightBytes() {
         return wq.byteSize() + wk.byteSize() + wv.byteSize() + wo.byteSize();
     }

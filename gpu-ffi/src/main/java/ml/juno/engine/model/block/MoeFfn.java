@@ -48,6 +48,16 @@ public final class MoeFfn implements FeedForward {
         return experts.clone();
     }
 
+    /** The router {@code [embedding → experts]}. */
+    public WeightMatrix router() {
+        return router;
+    }
+
+    /** Whether the chosen experts' weights are re-normalized to sum 1. */
+    public boolean normalize() {
+        return normalize;
+    }
+
     /** Top-k: experts each row uses. */
     public int used() {
         return used;

@@ -7,7 +7,8 @@ import ml.juno.engine.kernel.GgmlExp;
  * the sum of the kept probabilities (clamped below at 2^-14 like llama.cpp).
  */
 public final class MoeRouting {
-    private static final float MIN_WEIGHT_SUM = 6.103515625e-5f;
+    /** The smallest sum the kept weights are divided by (2^-14, llama.cpp's clamp). */
+    public static final float MIN_WEIGHT_SUM = 6.103515625e-5f;
 
     private MoeRouting() {}
 

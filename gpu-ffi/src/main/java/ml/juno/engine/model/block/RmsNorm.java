@@ -16,6 +16,15 @@ public final class RmsNorm {
         return weight.length;
     }
 
+    /** A copy of the per-channel weight. */
+    public float[] weight() {
+        return weight.clone();
+    }
+
+    public float eps() {
+        return eps;
+    }
+
     /** {@code out[b] = norm(x[b]) · weight} for {@code b < batch}. */
     public void apply(Backend backend, float[] x, float[] out, int batch) {
         backend.rmsNorm(x, weight, eps, out, batch, weight.length);
