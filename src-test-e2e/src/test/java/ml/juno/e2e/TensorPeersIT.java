@@ -3,37 +3,19 @@ package ml.juno.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteOrder;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import ml.juno.coordinator.cluster.ClusterConfig;
 import ml.juno.coordinator.cluster.ClusterExecutor;
 import ml.juno.coordinator.cluster.ClusterStats;
-import ml.juno.coordinator.cluster.NodeAddress;
 import ml.juno.coordinator.cluster.Parallelism;
 import ml.juno.coordinator.engine.EngineAssembly;
 import ml.juno.coordinator.engine.EngineConfig;
 import ml.juno.coordinator.engine.ExecutorFactory;
-import ml.juno.coordinator.engine.GenerationListener;
 import ml.juno.coordinator.engine.InferenceEngine;
-import ml.juno.coordinator.sampling.FinishReason;
-import ml.juno.coordinator.sampling.SamplingParams;
-import ml.juno.coordinator.sampling.StopCondition;
-import ml.juno.coordinator.sampling.TokenLogprobs;
-import ml.juno.coordinator.scheduler.GenerationRequest;
-import ml.juno.coordinator.scheduler.SubmitResult;
-import ml.juno.coordinator.scheduler.Usage;
-import ml.juno.e2e.harness.AppLauncher;
 import ml.juno.e2e.harness.Greedy;
 import ml.juno.e2e.harness.NodeProcesses;
+import ml.juno.e2e.harness.PeerClusters;
 import ml.juno.engine.kv.KvType;
-import ml.juno.model.wire.ActivationDtype;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,7 +28,6 @@ import org.junit.jupiter.api.Test;
 class TensorPeersIT {
     static final java.nio.file.Path STORIES = ClusterParityIT.STORIES;
     static final String PROMPT = "Once upon a time";
-    static final Duration STEP = Duration.ofSeconds(5);
 
     @Test
     void ranksReduceNodeToNode_andARankThatDiesFailsTheGenerationInBoundedTime_thenTheClusterServesAgain() throws Exception {
@@ -56,15 +37,8 @@ class TensorPeersIT {
             want = Greedy.tokens(local, PROMPT, 16);
         }
         try (NodeProcesses nodes = NodeProcesses.start("peers-node", 2)) {
-            List<NodeAddress> addresses = nodes.addresses(2).stream().map(NodeAddress::parse).toList();
-            ClusterConfig cc = new ClusterConfig(addresses, Parallelism.TENSOR, new ClusterConfig.Wire(ActivationDtype.FLOAT32, ByteOrder.LITTLE_ENDIAN),
-                    new ClusterConfig.Deadlines(STEP, Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(30)), 1);
             AtomicReference<ClusterExecutor> executor = new AtomicReference<>();
-            ExecutorFactory f = (file, m, context, blocks) -> {
-                ClusterExecutor ex = (ClusterExecutor) ClusterExecutor.factory(cc, ec).open(file, m, context, blocks);
-                executor.set(ex);
-                return ex;
-            };
+            ExecutorFactory f = PeerClusters.capturing(nodes, 2, Parallelism.TENSOR, ec, executor);
             try (InferenceEngine e = EngineAssembly.open(ec, f)) {
                 int vocab = e.tokenizer().size();
                 ClusterStats before = executor.get().stats();
@@ -81,42 +55,7 @@ class TensorPeersIT {
                 assertTrue(s.bytesSent() <= s.steps() * 2 * 200L, "the coordinator sends each rank the batch only: " + s);
 
                 // kill rank 1 while a long generation runs
-                AtomicInteger got = new AtomicInteger();
-                CountDownLatch started = new CountDownLatch(4);
-                CompletableFuture<String> done = new CompletableFuture<>();
-                SubmitResult r = e.submit(new GenerationRequest(e.tokenizer().encode(PROMPT), SamplingParams.greedy(), StopCondition.of(400), 0, -1, 0),
-                        new GenerationListener() {
-                            @Override
-                            public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
-                                got.incrementAndGet();
-                                started.countDown();
-                            }
-
-                            @Override
-                            public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
-                                done.complete(reason + " " + message);
-                            }
-                        });
-                assertTrue(r instanceof SubmitResult.Accepted, r.toString());
-                assertTrue(started.await(30, TimeUnit.SECONDS), "no tokens");
-                int port = nodes.get(1).port();
-                nodes.get(1).process().destroyForcibly(); // SIGKILL: its streams to the coordinator and to rank 0 just break
-                long killed = System.nanoTime();
-                String end = done.get(STEP.toSeconds() + 5, TimeUnit.SECONDS);
-                long ms = (System.nanoTime() - killed) / 1_000_000;
-                assertTrue(end.startsWith("ERROR") && end.contains("127.0.0.1:" + port), "ended with: " + end);
-                assertTrue(ms < STEP.toMillis() + 1000, "the generation ended " + ms + " ms after the kill (step deadline " + STEP + ")");
-                assertTrue(got.get() < 400, "it stopped at the failure");
-
-                try (AppLauncher back = AppLauncher.start("peers-node-1-restarted", AppLauncher.nodeApp(), Map.of("juno.node.id", "peers-node-1"),
-                        Duration.ofSeconds(90), port)) {
-                    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                    while (!executor.get().healthy() && System.nanoTime() < deadline) {
-                        Thread.sleep(100);
-                    }
-                    assertTrue(executor.get().healthy(), "the coordinator did not reload the restarted rank: " + executor.get().healthMessage());
-                    assertEquals(want, Greedy.tokens(e, PROMPT, 16), "tensor-2 after the restart: the survivor reconnected to the new rank 1");
-                }
+                PeerClusters.killNode1ThenRestart(e, nodes, executor, PROMPT, want);
             }
         }
     }

@@ -10,8 +10,10 @@ import java.util.concurrent.CompletionException;
 /** Packaged node apps started as real processes, in parallel, each on its own free port; closed together. */
 public final class NodeProcesses implements AutoCloseable {
     private final List<AppLauncher> nodes;
+    private final String prefix;
 
-    private NodeProcesses(List<AppLauncher> nodes) {
+    private NodeProcesses(String prefix, List<AppLauncher> nodes) {
+        this.prefix = prefix;
         this.nodes = nodes;
     }
 
@@ -44,12 +46,17 @@ public final class NodeProcesses implements AutoCloseable {
                 failure = e;
             }
         }
-        NodeProcesses p = new NodeProcesses(started);
+        NodeProcesses p = new NodeProcesses(prefix, started);
         if (failure != null) {
             p.close();
             throw failure;
         }
         return p;
+    }
+
+    /** Node {@code i}'s id ({@code juno.node.id}), as it was started with. */
+    public String id(int i) {
+        return prefix + "-" + i;
     }
 
     public AppLauncher get(int i) {
