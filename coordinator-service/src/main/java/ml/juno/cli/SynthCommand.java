@@ -17,14 +17,15 @@ import picocli.CommandLine.Spec;
 
 /** {@code juno synth}: a random-weight model with a real model's shapes, for benchmarks. */
 @Command(name = "synth", mixinStandardHelpOptions = true,
-        description = {"Write a random-weight llama model with the exact shapes of a real one, for benchmarks (llama.cpp loads it too).",
+        description = {"Write a random-weight model with the exact shapes of a real one (llama or Qwen3-MoE), for benchmarks (llama.cpp loads it too).",
                 "Weights are N(0, 1/fan_in), norms near 1."})
 final class SynthCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--preset", required = true, paramLabel = "NAME", description = "Model shape: tinyllama-1.1b or llama-7b.")
+    @Option(names = "--preset", required = true, paramLabel = "NAME", completionCandidates = PresetNames.class,
+            description = "Model shape: ${COMPLETION-CANDIDATES} (qwen3moe-mini: Qwen3-MoE layout, 128 experts, top 8, ~3.8 GB at Q4_K_M).")
     String preset;
 
     @Option(names = "--type", defaultValue = "Q4_K_M", paramLabel = "TYPE", description = "Weight type, as juno quantize takes it (default: ${DEFAULT-VALUE}).")
@@ -66,5 +67,13 @@ final class SynthCommand implements Callable<Integer> {
                 report.tensorCount(), Files.size(out) / 1e9, (System.nanoTime() - t0) / 1e9);
         w.flush();
         return 0;
+    }
+
+    /** The presets' names, for the help text and shell completion. */
+    static final class PresetNames implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return SynthPreset.PRESETS.stream().map(SynthPreset::name).iterator();
+        }
     }
 }

@@ -65,4 +65,14 @@ class ModelToolsCommandTest {
         assertEquals(1, r.code());
         assertTrue(r.err().contains("tinyllama-1.1b"), r.err());
     }
+
+    @Test
+    void synth_help_namesEveryPreset() {
+        JunoCliTest.Run r = JunoCliTest.run("synth", "--help");
+        assertEquals(0, r.code());
+        String flat = r.out().replaceAll("\\s+", " ");
+        for (ml.juno.engine.synth.SynthPreset p : ml.juno.engine.synth.SynthPreset.PRESETS) {
+            assertTrue(flat.contains(p.name()), "synth --help should name preset " + p.name() + ":\n" + r.out());
+        }
+    }
 }
