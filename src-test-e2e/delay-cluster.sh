@@ -22,6 +22,8 @@ API=$(free_port)
 CORES=$(nproc)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
+# ranks on this host would pass partials in shared memory, around the relays: measure the network path
+export JUNO_PEER_SHM=0
 [ -f "$CP/ml/juno/e2e/harness/DelayProxy.class" ] || { echo "build first: ./mvnw -DskipTests verify" >&2; exit 2; }
 
 direct=() relayed=() args=()

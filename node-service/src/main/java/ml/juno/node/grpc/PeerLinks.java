@@ -100,13 +100,13 @@ final class PeerLinks implements RankReduce.Outbound {
     }
 
     @Override
-    public long send(long stepId, int index, Activations partial) {
+    public long send(long stepId, int index, Activations partial, boolean[] to) {
         Tensor t = ProtoMapping.toProto(partial);
         PeerPartial m = PeerPartial.newBuilder().setGroup(group).setFromRank(self).setStepId(stepId).setIndex(index)
                 .setPartial(t).build();
         long bytes = 0;
         for (int r = 0; r < channels.length; r++) {
-            if (channels[r] != null) {
+            if (channels[r] != null && (to == null || to[r])) {
                 stream(r).out.onNext(m);
                 bytes += m.getSerializedSize();
             }

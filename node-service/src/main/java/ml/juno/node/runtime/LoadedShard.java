@@ -89,13 +89,16 @@ final class LoadedShard implements AutoCloseable {
         try {
             int threads = r.threads() > 0 ? r.threads() : Runtime.getRuntime().availableProcessors();
             EngineOptions options = new EngineOptions(threads, r.contextLength(), r.kvType(), r.maxBatchTokens(), r.maxSequences());
-            int layers = Architectures.forName(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(file).dims().layers();
+            var dims = Architectures.forName(file.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(file).dims();
+            int layers = dims.layers();
             ShardAssignment a = r.partition().assignment(layers);
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             ActivationCodec codec = ActivationCodec.of(r.dtype(), r.order());
             if (r.partition() instanceof ShardLoad.Tensor t && t.worldSize() > 1) {
-                ranks = new RankReduce(t, codec, reduceTimeout); // refuses a slice without its peers' addresses
+                // refuses a slice without its peers' addresses; peers on this host exchange partials in shared memory
+                long shmPayload = SharedMailbox.enabled() ? (long) r.maxBatchTokens() * dims.embedding() * Float.BYTES + 8L * r.maxBatchTokens() : 0;
+                ranks = new RankReduce(t, codec, reduceTimeout, shmPayload);
             }
             model = TensorParallel.load(file, options, spec, allReduce);
             if (!r.loraPlay().isEmpty() || !r.loraModules().isEmpty()) {

@@ -52,6 +52,28 @@ final class PeerQueue {
      * @throws IllegalStateException the deadline passed, the peer's stream ended during the step, the step was
      *                               cancelled, or the peer sent something else
      */
+    /** {@link #take} without waiting: the message, or null while there is none; the same failures. */
+    Activations poll(long stepId, int index, long stepStartNanos, String what) {
+        Object o;
+        while ((o = queue.poll()) != null) {
+            if (o instanceof Ended e) {
+                if (e.atNanos() - stepStartNanos < 0) {
+                    continue;
+                }
+                throw new IllegalStateException(what + ": " + e.why());
+            }
+            Message m = (Message) o;
+            if (m.stepId() < stepId) {
+                continue;
+            }
+            if (m.stepId() != stepId || m.index() != index) {
+                throw new IllegalStateException(what + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
+            }
+            return m.rows();
+        }
+        return null;
+    }
+
     Activations take(long stepId, int index, long deadlineNanos, Duration timeout, long stepStartNanos, BooleanSupplier cancelled,
                      String what) {
         while (true) {

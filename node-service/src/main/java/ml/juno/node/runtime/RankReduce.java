@@ -22,8 +22,16 @@ public final class RankReduce implements AutoCloseable {
 
     /** Sends this rank's partials to the other ranks of its group. */
     public interface Outbound extends AutoCloseable {
-        /** Sends {@code partial} of all-reduce {@code index} of step {@code stepId} to every peer; the bytes sent. */
-        long send(long stepId, int index, Activations partial);
+        /**
+         * Sends {@code partial} of all-reduce {@code index} of step {@code stepId} to the peers whose rank {@code to} marks
+         * (null: every peer); the bytes sent.
+         */
+        long send(long stepId, int index, Activations partial, boolean[] to);
+
+        /** {@link #send(long, int, Activations, boolean[])} to every peer. */
+        default long send(long stepId, int index, Activations partial) {
+            return send(stepId, index, partial, null);
+        }
 
         @Override
         void close();
@@ -49,12 +57,43 @@ public final class RankReduce implements AutoCloseable {
     private Outbound outbound;
     private float[] sum = new float[0];
     private float[] part = new float[0];
+    /** This rank's shared-memory inbox (peers on this host write into it), or null: every partial goes by gRPC. */
+    private final SharedMailbox shmInbox;
+    /** [rank]: that peer's inbox mapped here, or null (not on this host, not there yet, or gone). */
+    private final SharedMailbox[] shmPeer;
+    private final long[] shmNextLook; // [rank]: when to look for (or re-check) the peer's inbox next
+    private final boolean[] grpcTo; // scratch: the peers this partial goes to by gRPC
+    private long shmPartials;
+    /** How often a mapped peer inbox is checked to be still its owner's (a restarted peer has a new one). */
+    private static final long SHM_RECHECK_NANOS = 50_000_000L;
+    /** A partial that stands for nothing: opens the gRPC stream to a peer reached through shared memory. */
+    private static final long HELLO_STEP = -1;
 
     public RankReduce(ShardLoad.Tensor shard, ActivationCodec codec, Duration timeout) {
+        this(shard, codec, timeout, 0);
+    }
+
+    /**
+     * @param shmPayload the largest partial (bytes) that peers on this host pass through shared memory; 0: none, every
+     *                   partial by gRPC (see {@link SharedMailbox})
+     */
+    public RankReduce(ShardLoad.Tensor shard, ActivationCodec codec, Duration timeout, long shmPayload) {
         String problem = shard.peersProblem();
         if (problem != null) {
             throw new IllegalArgumentException(problem);
         }
+        SharedMailbox box = null;
+        if (shmPayload > 0) {
+            try {
+                box = SharedMailbox.create(shard.group(), shard.rank(), shard.worldSize(), SharedMailbox.slotBytes(shmPayload));
+            } catch (java.io.IOException | RuntimeException e) {
+                box = null; // gRPC only
+            }
+        }
+        this.shmInbox = box;
+        this.shmPeer = new SharedMailbox[shard.worldSize()];
+        this.shmNextLook = new long[shard.worldSize()];
+        this.grpcTo = new boolean[shard.worldSize()];
         this.shard = shard;
         this.codec = codec;
         this.timeout = shard.reduceTimeoutMillis() > 0 ? Duration.ofMillis(shard.reduceTimeoutMillis()) : timeout;
@@ -106,7 +145,7 @@ public final class RankReduce implements AutoCloseable {
     /** What one all-reduce sent, for the step's figures. */
     long allReduce(long stepId, int index, float[] x, int rows, int width, long stepStartNanos, BooleanSupplier cancelled) {
         Activations mine = Activations.encode(codec, x, 0, rows, width);
-        long sent = outbound.send(stepId, index, mine);
+        long sent = send(stepId, index, mine);
         int size = rows * width;
         if (sum.length < size) {
             sum = new float[size];
@@ -122,8 +161,9 @@ public final class RankReduce implements AutoCloseable {
                     mine.decode(dst, 0); // what the peers see of our partial, so every rank sums the same numbers
                 }
             } else {
-                Activations theirs = inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled,
-                        "all-reduce " + index + " of step " + stepId);
+                String what = "all-reduce " + index + " of step " + stepId;
+                Activations theirs = shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
+                        : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
                 if (!theirs.hasShape(rows, width)) {
                     throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent a partial of shape ["
                             + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
@@ -140,10 +180,124 @@ public final class RankReduce implements AutoCloseable {
         return sent;
     }
 
+    /**
+     * Sends this rank's partial: into the shared-memory inbox of each peer on this host (looked for, and re-checked,
+     * every {@link #SHM_RECHECK_NANOS}), by gRPC to the others and where it does not fit a slot.
+     */
+    private long send(long stepId, int index, Activations mine) {
+        if (shmInbox == null) {
+            return outbound.send(stepId, index, mine, null);
+        }
+        long now = System.nanoTime();
+        long bytes = 0;
+        boolean anyGrpc = false;
+        for (int r = 0; r < shmPeer.length; r++) {
+            grpcTo[r] = false;
+            if (r == shard.rank()) {
+                continue;
+            }
+            SharedMailbox peer = peerInbox(r, now);
+            if (peer != null && peer.fits(stepId, index, mine.data().length)) {
+                peer.put(shard.rank(), stepId, index, mine);
+                bytes += mine.data().length;
+                shmPartials++;
+            } else {
+                grpcTo[r] = true;
+                anyGrpc = true;
+            }
+        }
+        if (anyGrpc) {
+            bytes += outbound.send(stepId, index, mine, grpcTo);
+        }
+        return bytes;
+    }
+
+    /** Peer {@code r}'s inbox on this host, mapped now if it appeared, dropped if it went; null: by gRPC. */
+    private SharedMailbox peerInbox(int r, long now) {
+        if (now - shmNextLook[r] < 0) {
+            return shmPeer[r];
+        }
+        shmNextLook[r] = now + SHM_RECHECK_NANOS;
+        SharedMailbox m = shmPeer[r];
+        if (m != null && m.current()) {
+            return m;
+        }
+        if (m != null) {
+            m.close();
+        }
+        m = SharedMailbox.attach(shard.group(), r, shard.worldSize());
+        shmPeer[r] = m;
+        if (m != null) {
+            // the gRPC stream to the peer carries no partials now, but stays open: its end tells the peer we are gone
+            boolean[] only = new boolean[shmPeer.length];
+            only[r] = true;
+            outbound.send(HELLO_STEP, 0, Activations.encode(codec, new float[1], 0, 1, 1), only);
+        }
+        return m;
+    }
+
+    /**
+     * Waits for peer {@code r}'s partial in the shared-memory inbox or from its gRPC stream, whichever it comes by: spins
+     * briefly (the peer is usually microseconds away), then yields the core to this node's other threads, then parks in
+     * short naps; bounded like {@link PeerQueue#take}.
+     */
+    private Activations awaitEither(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled,
+                                    String what) {
+        long start = System.nanoTime();
+        long nextCancelCheck = start + 20_000_000L;
+        for (int spins = 0; ; spins++) {
+            Activations a = shmInbox.poll(r, stepId, index);
+            if (a != null) {
+                return a;
+            }
+            a = inbox[r].poll(stepId, index, stepStartNanos, what);
+            if (a != null) {
+                return a;
+            }
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                throw new IllegalStateException(what + ": no partial from " + peer(r) + " within " + timeout);
+            }
+            if (now - nextCancelCheck >= 0) {
+                nextCancelCheck = now + 20_000_000L;
+                if (cancelled.getAsBoolean()) {
+                    throw new IllegalStateException(what + ": the coordinator cancelled the step");
+                }
+            }
+            long waited = now - start;
+            if (waited < 200_000L) {
+                // no Thread.onSpinWait(): under KVM a PAUSE loop makes the host deschedule this vCPU (pause-loop exiting)
+            } else if (waited < 5_000_000L) {
+                Thread.yield();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000L);
+            }
+        }
+    }
+
+    /** Partials this rank put into peers' shared-memory inboxes (the rest went by gRPC). */
+    public long sharedMemoryPartials() {
+        return shmPartials;
+    }
+
+    /** Whether this rank has a shared-memory inbox for peers on its host. */
+    public boolean sharedMemory() {
+        return shmInbox != null;
+    }
+
     @Override
     public void close() {
         if (outbound != null) {
             outbound.close();
+        }
+        for (int r = 0; r < shmPeer.length; r++) {
+            if (shmPeer[r] != null) {
+                shmPeer[r].close();
+                shmPeer[r] = null;
+            }
+        }
+        if (shmInbox != null) {
+            shmInbox.close();
         }
     }
 }

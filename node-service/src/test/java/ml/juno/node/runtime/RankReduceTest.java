@@ -37,21 +37,34 @@ class RankReduceTest {
 
     /** {@code n} ranks whose outbound links hand the partial to the other ranks' {@link RankReduce#receive}. */
     static List<RankReduce> ranks(int n, ActivationDtype dtype, Duration timeout) {
+        return ranks(n, dtype, timeout, GROUP, 0, new java.util.concurrent.atomic.AtomicLong());
+    }
+
+    /**
+     * {@code n} ranks of {@code group}; with {@code shmPayload > 0} they also have shared-memory inboxes. {@code byGrpc}
+     * counts the partials (not hellos) that went through the stand-in for the gRPC links.
+     */
+    static List<RankReduce> ranks(int n, ActivationDtype dtype, Duration timeout, long group, long shmPayload,
+                                  java.util.concurrent.atomic.AtomicLong byGrpc) {
         List<String> peers = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             peers.add("127.0.0.1:" + (9000 + r));
         }
         List<RankReduce> ranks = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            ranks.add(new RankReduce(new ShardLoad.Tensor(r, n, peers, GROUP, 0), ActivationCodec.of(dtype, ByteOrder.LITTLE_ENDIAN), timeout));
+            ranks.add(new RankReduce(new ShardLoad.Tensor(r, n, peers, group, 0), ActivationCodec.of(dtype, ByteOrder.LITTLE_ENDIAN), timeout,
+                    shmPayload));
         }
         for (RankReduce me : ranks) {
             me.connect((shard, reduce) -> new RankReduce.Outbound() {
                 @Override
-                public long send(long stepId, int index, Activations partial) {
+                public long send(long stepId, int index, Activations partial, boolean[] to) {
                     for (RankReduce other : ranks) {
-                        if (other != me) {
-                            other.receive(new RankReduce.Partial(GROUP, shard.rank(), stepId, index, partial));
+                        if (other != me && (to == null || to[other.shard().rank()])) {
+                            if (stepId >= 0) {
+                                byGrpc.incrementAndGet();
+                            }
+                            other.receive(new RankReduce.Partial(group, shard.rank(), stepId, index, partial));
                         }
                     }
                     return (long) partial.data().length * (ranks.size() - 1);
