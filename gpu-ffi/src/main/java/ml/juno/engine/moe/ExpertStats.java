@@ -21,9 +21,11 @@ public record ExpertStats(Tier tier, Traffic traffic, Timing timing, List<LayerH
 
     /**
      * Tokens (rows) and steps run, reads issued and bytes read from the file, and the distinct experts a layer used
-     * per window of {@value ExpertStore#WINDOW} tokens (mean over layers and windows; 0 before the first window ends).
+     * per window of {@value ExpertStore#WINDOW} tokens (mean over layers and windows; 0 before the first window ends);
+     * experts read ahead (a layer early, prefetching on) and how many of them the layer then used (counted as hits).
      */
-    public record Traffic(long tokens, long steps, long reads, long bytesRead, double uniqueExpertsPerWindow) {}
+    public record Traffic(long tokens, long steps, long reads, long bytesRead, double uniqueExpertsPerWindow,
+                          long prefetched, long prefetchUsed) {}
 
     /**
      * Nanoseconds the inference thread waited for reads, and spent computing experts; wall time with at least one
