@@ -15,9 +15,12 @@ public record ExpertStats(Tier tier, Traffic traffic, Timing timing, List<LayerH
 
     /**
      * The RAM tier: the budget, the size of a slot (one expert, aligned), cache slots (budget / slot), staging slots
-     * (the misses in flight beyond the cache, outside the budget), and whether reads bypass the page cache.
+     * (the misses in flight beyond the cache, outside the budget), whether reads bypass the page cache, and the bytes
+     * read at open to fill a cache that holds every expert and the nanoseconds that took (0 without; not in
+     * {@link Traffic}).
      */
-    public record Tier(long budgetBytes, long slotBytes, int cacheSlots, int stagingSlots, boolean direct) {}
+    public record Tier(long budgetBytes, long slotBytes, int cacheSlots, int stagingSlots, boolean direct,
+                       long preloadBytes, long preloadNanos) {}
 
     /**
      * Tokens (rows) and steps run, reads issued and bytes read from the file, and the distinct experts a layer used

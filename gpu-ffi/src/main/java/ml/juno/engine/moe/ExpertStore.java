@@ -42,10 +42,11 @@ public final class ExpertStore implements AutoCloseable {
      * Tuning: reader threads, staging slots (0: twice the experts a token uses), whether to try {@code O_DIRECT}, the
      * heat ledger's decay per step and the share of cache slots the hottest experts keep pinned.
      */
-    public record Options(int readers, int staging, boolean direct, float decay, float pinShare, boolean prefetch) {
-        /** Without prefetching. */
+    public record Options(int readers, int staging, boolean direct, float decay, float pinShare, boolean prefetch,
+                          boolean preload) {
+        /** Without prefetching; a cache that holds every expert is filled at open. */
         public Options(int readers, int staging, boolean direct, float decay, float pinShare) {
-            this(readers, staging, direct, decay, pinShare, false);
+            this(readers, staging, direct, decay, pinShare, false, true);
         }
 
         public Options {
@@ -56,21 +57,27 @@ public final class ExpertStore implements AutoCloseable {
         }
 
         /**
-         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable, no prefetching;
-         * {@code -Djuno.experts.readers}, {@code .staging}, {@code .direct}, {@code .decay}, {@code .pinned},
-         * {@code .prefetch} override.
+         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable, no prefetching, a cache that
+         * holds every expert filled at open; {@code -Djuno.experts.readers}, {@code .staging}, {@code .direct},
+         * {@code .decay}, {@code .pinned}, {@code .prefetch}, {@code .preload} override.
          */
         public static Options defaults() {
             return new Options(Integer.getInteger("juno.experts.readers", 16), Integer.getInteger("juno.experts.staging", 0),
                     !"false".equals(System.getProperty("juno.experts.direct")),
                     Float.parseFloat(System.getProperty("juno.experts.decay", "0.98")),
                     Float.parseFloat(System.getProperty("juno.experts.pinned", "0.5")),
-                    Boolean.getBoolean("juno.experts.prefetch"));
+                    Boolean.getBoolean("juno.experts.prefetch"),
+                    !"false".equals(System.getProperty("juno.experts.preload")));
         }
 
         /** These options with prefetching on or off. */
         public Options withPrefetch(boolean on) {
-            return new Options(readers, staging, direct, decay, pinShare, on);
+            return new Options(readers, staging, direct, decay, pinShare, on, preload);
+        }
+
+        /** These options with filling a cache that holds every expert at open, or not. */
+        public Options withPreload(boolean on) {
+            return new Options(readers, staging, direct, decay, pinShare, prefetch, on);
         }
     }
 
@@ -91,6 +98,9 @@ public final class ExpertStore implements AutoCloseable {
     private int settlingCount;
     private long prefetched;
     private long prefetchUsed;
+    /** Bytes read at open to fill a cache that holds every expert, and how long it took (0: no preload). */
+    private long preloadBytes;
+    private long preloadNanos;
     private final ExpertReader reader;
     private final Arena arena;
     private final Slot[] cache;
@@ -233,11 +243,79 @@ public final class ExpertStore implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open " + file.path() + " for expert reads: " + e.getMessage(), e);
         }
+        if (options.preload() && s.cache.length > 0 && s.freeCacheCount == s.totalExperts()) {
+            try {
+                s.preload();
+            } catch (RuntimeException | Error e) {
+                s.close();
+                throw e;
+            }
+        }
         for (int i = 0; i < moe.size(); i++) {
             moe.get(i).streamFrom(s.layers[i]);
         }
         OPEN.add(s);
         return s;
+    }
+
+    private int totalExperts() {
+        int n = 0;
+        for (Layer l : layers) {
+            n += l.plans.length;
+        }
+        return n;
+    }
+
+    /**
+     * The cache holds every expert: read them all now, in file order per layer, {@value #PRELOAD_WAVE} experts in flight
+     * at a time, so no step waits for a first read (the resident run's behaviour). These reads are not counted as
+     * step traffic ({@link ExpertStats.Tier#preloadBytes}).
+     */
+    private void preload() {
+        long t0 = System.nanoTime();
+        long bytes0 = reader.bytesRead.get();
+        long reads0 = reader.reads.get();
+        long busy0 = reader.busyNanos.get();
+        checkFile();
+        Slot[] wave = new Slot[PRELOAD_WAVE];
+        int n = 0;
+        for (Layer layer : layers) {
+            for (int e = 0; e < layer.plans.length; e++) {
+                Slot s = cache[freeCache[--freeCacheCount]];
+                fill(s, layer, e);
+                wave[n++] = s;
+                if (n == wave.length) {
+                    preloaded(wave, n);
+                    n = 0;
+                }
+            }
+        }
+        preloaded(wave, n);
+        preloadNanos = System.nanoTime() - t0;
+        preloadBytes = reader.bytesRead.get() - bytes0;
+        reader.bytesRead.addAndGet(-preloadBytes);
+        reader.reads.addAndGet(-(reader.reads.get() - reads0));
+        reader.busyNanos.addAndGet(-(reader.busyNanos.get() - busy0));
+        LOG.log(System.Logger.Level.INFO, String.format(java.util.Locale.ROOT,
+                "expert streaming: every expert fits the cache; read %.1f MiB at open in %.2f s (%.0f MiB/s)",
+                preloadBytes / 1048576.0, preloadNanos / 1e9, preloadBytes / 1048576.0 / Math.max(1e-9, preloadNanos / 1e9)));
+    }
+
+    private static final int PRELOAD_WAVE = 512;
+
+    private void preloaded(Slot[] wave, int n) {
+        for (int i = 0; i < n; i++) {
+            Slot s = wave[i];
+            s.awaitReads();
+            if (s.error != null) {
+                throw failed("reading expert " + s.expert + " of layer " + modelLayer[s.layer] + " from " + reader.path()
+                        + " at open failed: " + s.error.getMessage(), s.error);
+            }
+            s.valid = true;
+            layers[s.layer].resident[s.expert] = s;
+            release(s);
+            wave[i] = null;
+        }
     }
 
     /** Slot memory held (cache slots only: the budget's part). */
@@ -252,7 +330,8 @@ public final class ExpertStore implements AutoCloseable {
             per.add(new ExpertStats.LayerHits(modelLayer[l], hits[l], misses[l]));
         }
         return new ExpertStats(
-                new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct()),
+                new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct(), preloadBytes,
+                        preloadNanos),
                 new ExpertStats.Traffic(tokens, steps, reader.reads.get(), reader.bytesRead.get(),
                         windows == 0 ? 0 : uniqueSum / windows, prefetched, prefetchUsed),
                 new ExpertStats.Timing(readWaitNanos, computeNanos, reader.busyNanos.get(), reader.inFlight.get(),

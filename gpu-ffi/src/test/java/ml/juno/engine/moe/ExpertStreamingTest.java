@@ -60,9 +60,10 @@ class ExpertStreamingTest {
         long slot = slotBytes(file);
         record Budget(String what, ExpertBudget budget) {}
         for (Budget b : List.of(new Budget("0", ExpertBudget.ofBytes(0)), new Budget("2 slots", ExpertBudget.ofBytes(2 * slot)),
-                new Budget("all", ExpertBudget.parse("100%")))) {
+                new Budget("all", ExpertBudget.parse("100%")), new Budget("all, read when first used", ExpertBudget.parse("100%")))) {
             ExpertStats[] stats = new ExpertStats[1];
-            List<float[]> streamed = run(file, backend(kind), b.budget(), stats);
+            List<float[]> streamed = run(file, backend(kind), b.budget(), stats,
+                    ExpertStore.Options.defaults().withPreload(!b.what().endsWith("used")));
             assertEquals(mapped.size(), streamed.size());
             for (int r = 0; r < mapped.size(); r++) {
                 float[] x = mapped.get(r);
@@ -76,7 +77,7 @@ class ExpertStreamingTest {
             }
             ExpertStats s = stats[0];
             assertTrue(s.healthy());
-            assertTrue(s.traffic().bytesRead() > 0, "experts were read");
+            assertTrue(s.traffic().bytesRead() + s.tier().preloadBytes() > 0, "experts were read");
             switch (b.what()) {
                 case "0" -> {
                     assertEquals(0, s.tier().cacheSlots());
@@ -87,8 +88,16 @@ class ExpertStreamingTest {
                     assertTrue(s.misses() > 8, "8 experts in 2 slots: refills (" + s.misses() + " misses)");
                     assertTrue(s.hits() > 0, "some hits in 2 slots");
                 }
+                case "all" -> { // every expert read at open: the resident run's behaviour
+                    assertEquals(8, s.tier().cacheSlots());
+                    assertTrue(s.tier().preloadBytes() >= 8 * (slot - 3 * 4096), "all 8 experts read at open: " + s.tier());
+                    assertEquals(0, s.misses(), "nothing read after open");
+                    assertEquals(0, s.traffic().bytesRead());
+                    assertEquals(1.0, s.hitRate());
+                }
                 default -> {
                     assertEquals(8, s.tier().cacheSlots());
+                    assertEquals(0, s.tier().preloadBytes());
                     assertTrue(s.misses() <= 8, "each expert read once: " + s.misses());
                     assertTrue(s.hitRate() > 0.5, "hit rate " + s.hitRate());
                 }
