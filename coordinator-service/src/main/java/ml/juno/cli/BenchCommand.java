@@ -219,6 +219,8 @@ final class BenchCommand implements Callable<Integer> {
                     e.put("slot_bytes", tgExperts.tier().slotBytes());
                     e.put("cache_slots", tgExperts.tier().cacheSlots());
                     e.put("direct_io", tgExperts.tier().direct());
+                    e.put("preloaded_bytes", tgExperts.tier().preloadBytes());
+                    e.put("preload_s", tgExperts.tier().preloadNanos() / 1e9);
                     ArrayNode layers = e.putArray("layer_hit_rate"); // whole run, per MoE layer
                     for (ExpertStats.LayerHits l : tgExperts.layers()) {
                         layers.add(l.hitRate());
@@ -239,9 +241,11 @@ final class BenchCommand implements Callable<Integer> {
                 out.println("backend: " + ran);
                 if (tgExperts != null) {
                     ExpertStats.Tier tier = tgExperts.tier();
-                    out.println(String.format(Locale.ROOT, "experts: streamed, cache %.1f MiB (%d slots of %.2f MiB), %s",
+                    out.println(String.format(Locale.ROOT, "experts: streamed, cache %.1f MiB (%d slots of %.2f MiB), %s%s",
                             tier.budgetBytes() / 1048576.0, tier.cacheSlots(), tier.slotBytes() / 1048576.0,
-                            tier.direct() ? "O_DIRECT" : "page cache"));
+                            tier.direct() ? "O_DIRECT" : "page cache", tier.preloadBytes() == 0 ? ""
+                                    : String.format(Locale.ROOT, ", every expert read at open (%.1f MiB in %.2f s)",
+                                    tier.preloadBytes() / 1048576.0, tier.preloadNanos() / 1e9)));
                     out.println("experts " + ExpertsReport.of(null, ppExperts).text("pp"));
                     out.println("experts " + ExpertsReport.of(ppExperts, tgExperts).text("tg"));
                 }

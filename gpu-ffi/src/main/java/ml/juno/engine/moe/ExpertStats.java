@@ -15,15 +15,20 @@ public record ExpertStats(Tier tier, Traffic traffic, Timing timing, List<LayerH
 
     /**
      * The RAM tier: the budget, the size of a slot (one expert, aligned), cache slots (budget / slot), staging slots
-     * (the misses in flight beyond the cache, outside the budget), and whether reads bypass the page cache.
+     * (the misses in flight beyond the cache, outside the budget), whether reads bypass the page cache, and the bytes
+     * read at open to fill a cache that holds every expert and the nanoseconds that took (0 without; not in
+     * {@link Traffic}).
      */
-    public record Tier(long budgetBytes, long slotBytes, int cacheSlots, int stagingSlots, boolean direct) {}
+    public record Tier(long budgetBytes, long slotBytes, int cacheSlots, int stagingSlots, boolean direct,
+                       long preloadBytes, long preloadNanos) {}
 
     /**
      * Tokens (rows) and steps run, reads issued and bytes read from the file, and the distinct experts a layer used
-     * per window of {@value ExpertStore#WINDOW} tokens (mean over layers and windows; 0 before the first window ends).
+     * per window of {@value ExpertStore#WINDOW} tokens (mean over layers and windows; 0 before the first window ends);
+     * experts read ahead (a layer early, prefetching on) and how many of them the layer then used (counted as hits).
      */
-    public record Traffic(long tokens, long steps, long reads, long bytesRead, double uniqueExpertsPerWindow) {}
+    public record Traffic(long tokens, long steps, long reads, long bytesRead, double uniqueExpertsPerWindow,
+                          long prefetched, long prefetchUsed) {}
 
     /**
      * Nanoseconds the inference thread waited for reads, and spent computing experts; wall time with at least one

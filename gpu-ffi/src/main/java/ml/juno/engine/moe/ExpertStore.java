@@ -42,7 +42,13 @@ public final class ExpertStore implements AutoCloseable {
      * Tuning: reader threads, staging slots (0: twice the experts a token uses), whether to try {@code O_DIRECT}, the
      * heat ledger's decay per step and the share of cache slots the hottest experts keep pinned.
      */
-    public record Options(int readers, int staging, boolean direct, float decay, float pinShare) {
+    public record Options(int readers, int staging, boolean direct, float decay, float pinShare, boolean prefetch,
+                          boolean preload) {
+        /** Without prefetching; a cache that holds every expert is filled at open. */
+        public Options(int readers, int staging, boolean direct, float decay, float pinShare) {
+            this(readers, staging, direct, decay, pinShare, false, true);
+        }
+
         public Options {
             if (readers < 1 || staging < 0 || !(decay > 0 && decay <= 1) || !(pinShare >= 0 && pinShare < 1)) {
                 throw new IllegalArgumentException("bad expert store options: " + readers + " readers, " + staging
@@ -51,14 +57,27 @@ public final class ExpertStore implements AutoCloseable {
         }
 
         /**
-         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable; {@code -Djuno.experts.readers},
-         * {@code .staging}, {@code .direct}, {@code .decay}, {@code .pinned} override.
+         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable, no prefetching, a cache that
+         * holds every expert filled at open; {@code -Djuno.experts.readers}, {@code .staging}, {@code .direct},
+         * {@code .decay}, {@code .pinned}, {@code .prefetch}, {@code .preload} override.
          */
         public static Options defaults() {
             return new Options(Integer.getInteger("juno.experts.readers", 16), Integer.getInteger("juno.experts.staging", 0),
                     !"false".equals(System.getProperty("juno.experts.direct")),
                     Float.parseFloat(System.getProperty("juno.experts.decay", "0.98")),
-                    Float.parseFloat(System.getProperty("juno.experts.pinned", "0.5")));
+                    Float.parseFloat(System.getProperty("juno.experts.pinned", "0.5")),
+                    Boolean.getBoolean("juno.experts.prefetch"),
+                    !"false".equals(System.getProperty("juno.experts.preload")));
+        }
+
+        /** These options with prefetching on or off. */
+        public Options withPrefetch(boolean on) {
+            return new Options(readers, staging, direct, decay, pinShare, on, preload);
+        }
+
+        /** These options with filling a cache that holds every expert at open, or not. */
+        public Options withPreload(boolean on) {
+            return new Options(readers, staging, direct, decay, pinShare, prefetch, on);
         }
     }
 
@@ -68,6 +87,20 @@ public final class ExpertStore implements AutoCloseable {
     private final Layer[] layers;
     private final int[] modelLayer;
     private final Backend backend;
+    /** Each layer's router, for reading the next layer's likely experts ahead ({@code null} entries: no prefetching). */
+    private final ml.juno.engine.kernel.WeightMatrix[] routers;
+    private final boolean prefetch;
+    /** Router logits of the next layer for a step's rows (grown once, reused). */
+    private float[] aheadLogits = new float[0];
+    private final boolean[] aheadPicked;
+    /** Prefetched slots no step claimed, still being read: released once their reads are done. */
+    private final Slot[] settling;
+    private int settlingCount;
+    private long prefetched;
+    private long prefetchUsed;
+    /** Bytes read at open to fill a cache that holds every expert, and how long it took (0: no preload). */
+    private long preloadBytes;
+    private long preloadNanos;
     private final ExpertReader reader;
     private final Arena arena;
     private final Slot[] cache;
@@ -113,6 +146,11 @@ public final class ExpertStore implements AutoCloseable {
                         Options o) throws IOException {
         this.backend = backend;
         this.modelLayer = modelLayer.clone();
+        this.prefetch = o.prefetch();
+        this.routers = new ml.juno.engine.kernel.WeightMatrix[moe.size()];
+        for (int l = 0; l < moe.size(); l++) {
+            routers[l] = moe.get(l).router();
+        }
         this.decay = o.decay();
         this.fileSize = Files.size(file.path());
         this.fileTime = Files.getLastModifiedTime(file.path());
@@ -169,11 +207,14 @@ public final class ExpertStore implements AutoCloseable {
             this.hits = new long[plans.length];
             this.misses = new long[plans.length];
             this.windowBits = new long[plans.length][(maxExperts + 63) / 64];
+            this.aheadPicked = new boolean[maxExperts];
+            this.settling = new Slot[cacheSlots];
             this.reader = r;
             LOG.log(System.Logger.Level.INFO, String.format(java.util.Locale.ROOT,
                     "expert streaming: %d MoE layers, %.1f MiB of experts; cache %.1f MiB = %d slots of %.2f MiB (+%d staging), "
-                            + "%d readers, %s", plans.length, all / 1048576.0, this.budget / 1048576.0, cacheSlots,
-                    slot / 1048576.0, stagingSlots, readers, r.direct() ? "O_DIRECT" : "page cache"));
+                            + "%d readers, %s%s", plans.length, all / 1048576.0, this.budget / 1048576.0, cacheSlots,
+                    slot / 1048576.0, stagingSlots, readers, r.direct() ? "O_DIRECT" : "page cache",
+                    prefetch ? ", next layer's likely experts read ahead" : ""));
         } catch (RuntimeException | Error e) {
             r.close();
             throw e;
@@ -202,11 +243,79 @@ public final class ExpertStore implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open " + file.path() + " for expert reads: " + e.getMessage(), e);
         }
+        if (options.preload() && s.cache.length > 0 && s.freeCacheCount == s.totalExperts()) {
+            try {
+                s.preload();
+            } catch (RuntimeException | Error e) {
+                s.close();
+                throw e;
+            }
+        }
         for (int i = 0; i < moe.size(); i++) {
             moe.get(i).streamFrom(s.layers[i]);
         }
         OPEN.add(s);
         return s;
+    }
+
+    private int totalExperts() {
+        int n = 0;
+        for (Layer l : layers) {
+            n += l.plans.length;
+        }
+        return n;
+    }
+
+    /**
+     * The cache holds every expert: read them all now, in file order per layer, {@value #PRELOAD_WAVE} experts in flight
+     * at a time, so no step waits for a first read (the resident run's behaviour). These reads are not counted as
+     * step traffic ({@link ExpertStats.Tier#preloadBytes}).
+     */
+    private void preload() {
+        long t0 = System.nanoTime();
+        long bytes0 = reader.bytesRead.get();
+        long reads0 = reader.reads.get();
+        long busy0 = reader.busyNanos.get();
+        checkFile();
+        Slot[] wave = new Slot[PRELOAD_WAVE];
+        int n = 0;
+        for (Layer layer : layers) {
+            for (int e = 0; e < layer.plans.length; e++) {
+                Slot s = cache[freeCache[--freeCacheCount]];
+                fill(s, layer, e);
+                wave[n++] = s;
+                if (n == wave.length) {
+                    preloaded(wave, n);
+                    n = 0;
+                }
+            }
+        }
+        preloaded(wave, n);
+        preloadNanos = System.nanoTime() - t0;
+        preloadBytes = reader.bytesRead.get() - bytes0;
+        reader.bytesRead.addAndGet(-preloadBytes);
+        reader.reads.addAndGet(-(reader.reads.get() - reads0));
+        reader.busyNanos.addAndGet(-(reader.busyNanos.get() - busy0));
+        LOG.log(System.Logger.Level.INFO, String.format(java.util.Locale.ROOT,
+                "expert streaming: every expert fits the cache; read %.1f MiB at open in %.2f s (%.0f MiB/s)",
+                preloadBytes / 1048576.0, preloadNanos / 1e9, preloadBytes / 1048576.0 / Math.max(1e-9, preloadNanos / 1e9)));
+    }
+
+    private static final int PRELOAD_WAVE = 512;
+
+    private void preloaded(Slot[] wave, int n) {
+        for (int i = 0; i < n; i++) {
+            Slot s = wave[i];
+            s.awaitReads();
+            if (s.error != null) {
+                throw failed("reading expert " + s.expert + " of layer " + modelLayer[s.layer] + " from " + reader.path()
+                        + " at open failed: " + s.error.getMessage(), s.error);
+            }
+            s.valid = true;
+            layers[s.layer].resident[s.expert] = s;
+            release(s);
+            wave[i] = null;
+        }
     }
 
     /** Slot memory held (cache slots only: the budget's part). */
@@ -221,9 +330,10 @@ public final class ExpertStore implements AutoCloseable {
             per.add(new ExpertStats.LayerHits(modelLayer[l], hits[l], misses[l]));
         }
         return new ExpertStats(
-                new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct()),
+                new ExpertStats.Tier(budget, slotBytes, cache.length, staging.length, reader.direct(), preloadBytes,
+                        preloadNanos),
                 new ExpertStats.Traffic(tokens, steps, reader.reads.get(), reader.bytesRead.get(),
-                        windows == 0 ? 0 : uniqueSum / windows),
+                        windows == 0 ? 0 : uniqueSum / windows, prefetched, prefetchUsed),
                 new ExpertStats.Timing(readWaitNanos, computeNanos, reader.busyNanos.get(), reader.inFlight.get(),
                         Math.max(maxInFlight, reader.maxInFlight.get())),
                 per, failure);
@@ -274,7 +384,9 @@ public final class ExpertStore implements AutoCloseable {
         }
         Slot v = victim();
         if (v != null) {
-            layers[v.layer].resident[v.expert] = null;
+            if (layers[v.layer].resident[v.expert] == v) {
+                layers[v.layer].resident[v.expert] = null;
+            }
             v.valid = false;
             return v;
         }
@@ -355,6 +467,135 @@ public final class ExpertStore implements AutoCloseable {
         }
     }
 
+    // --- reading ahead
+
+    /**
+     * Layer {@code from}'s input {@code x} ({@code batch} rows) through layer {@code from + 1}'s router: that layer's
+     * likely experts (each row's top {@code used} by router logit; the residual stream changes little from one layer to
+     * the next) are read now into cache slots while layer {@code from} computes, as far as free or evictable slots
+     * allow. Only where bytes come from changes: the next layer's step finds them present (or in flight) instead of
+     * issuing their reads.
+     */
+    private void readAhead(int from, float[] x, int batch) {
+        int to = from + 1;
+        if (!prefetch || to >= layers.length || cache.length == 0) {
+            return;
+        }
+        Layer next = layers[to];
+        int n = next.plans.length;
+        ml.juno.engine.kernel.WeightMatrix router = routers[to];
+        if (router.rows() != n || (long) batch * router.cols() > x.length) {
+            return;
+        }
+        if (aheadLogits.length < batch * n) {
+            aheadLogits = new float[batch * n];
+        }
+        backend.matmul(router, x, aheadLogits, batch);
+        Arrays.fill(aheadPicked, 0, n, false);
+        int picked = 0;
+        for (int b = 0; b < batch; b++) {
+            int o = b * n;
+            for (int k = 0; k < next.used; k++) {
+                int best = -1;
+                for (int e = 0; e < n; e++) {
+                    float v = aheadLogits[o + e];
+                    if (!(v == v)) {
+                        continue;
+                    }
+                    if (best < 0 || v > aheadLogits[o + best]) {
+                        best = e;
+                    }
+                }
+                if (best < 0) {
+                    break;
+                }
+                aheadLogits[o + best] = Float.NaN; // taken for this row
+                if (!aheadPicked[best]) {
+                    aheadPicked[best] = true;
+                    picked++;
+                }
+            }
+        }
+        // first keep the likely ones already held from being evicted for the others
+        for (int e = 0; e < n; e++) {
+            if (aheadPicked[e] && next.resident[e] != null) {
+                next.resident[e].lastUse = tick;
+                aheadPicked[e] = false;
+                picked--;
+            } else if (aheadPicked[e] && next.ahead[e] != null) {
+                aheadPicked[e] = false;
+                picked--;
+            }
+        }
+        // at most a layer's fair share of the cache, so a wide batch's guesses cannot flush the other layers' experts
+        int room = Math.max(1, cache.length / layers.length);
+        if (picked == 0) {
+            return;
+        }
+        if (!fileChecked) {
+            checkFile();
+            fileChecked = true;
+        }
+        for (int e = 0; e < n && picked > 0 && room > 0; e++) {
+            if (!aheadPicked[e]) {
+                continue;
+            }
+            room--;
+            Slot s = takeCache();
+            if (s == null) {
+                return; // every cache slot held or pinned: the rest is read when needed
+            }
+            fill(s, next, e);
+            next.ahead[e] = s;
+            prefetched++;
+            picked--;
+        }
+    }
+
+    /** A free or evictable cache slot (never staging: a slot read ahead must outlive the step that read it). */
+    private Slot takeCache() {
+        if (freeCacheCount > 0) {
+            return cache[freeCache[--freeCacheCount]];
+        }
+        Slot v = victim();
+        if (v != null) {
+            if (layers[v.layer].resident[v.expert] == v) {
+                layers[v.layer].resident[v.expert] = null;
+            }
+            v.valid = false;
+        }
+        return v;
+    }
+
+    /** A slot read ahead that no step holds, its reads done: findable (or free, if they failed), unlocked. */
+    private void settle(Slot s) {
+        Slot held = layers[s.layer].resident[s.expert];
+        if (s.error == null && (held == null || held == s)) {
+            s.valid = true;
+            layers[s.layer].resident[s.expert] = s;
+        } else {
+            s.valid = false;
+        }
+        release(s);
+    }
+
+    /** Settles the slots read ahead whose reads have finished since. */
+    private void settleDone() {
+        int k = 0;
+        for (int i = 0; i < settlingCount; i++) {
+            Slot s = settling[i];
+            if (s.pending.get() == 0) {
+                settle(s);
+            } else {
+                settling[k++] = s;
+            }
+        }
+        for (int i = k; i < settlingCount; i++) {
+            settling[i] = null;
+        }
+        settlingCount = k;
+    }
+
     // --- steps
 
     private void stepStart() {
@@ -404,6 +645,8 @@ public final class ExpertStore implements AutoCloseable {
         final ExpertPlan[] plans;
         final int used;
         final Slot[] resident;
+        /** Slots read ahead for this layer by the layer before, not yet claimed by a step of this one. */
+        final Slot[] ahead;
         final float[] heat;
         /** This step's experts, ascending, and the slot each has (or {@code null}: not issued yet, or done). */
         final int[] need;
@@ -423,6 +666,7 @@ public final class ExpertStore implements AutoCloseable {
             this.plans = plans;
             this.used = used;
             this.resident = new Slot[plans.length];
+            this.ahead = new Slot[plans.length];
             this.heat = new float[plans.length];
             this.need = new int[plans.length];
             this.assigned = new Slot[plans.length];
@@ -444,6 +688,9 @@ public final class ExpertStore implements AutoCloseable {
             stepStart = System.nanoTime();
             waitAtStart = readWaitNanos;
             tick++;
+            if (settlingCount > 0) {
+                settleDone();
+            }
             long[] bits = windowBits[index];
             int choices = 0;
             needCount = 0;
@@ -454,6 +701,11 @@ public final class ExpertStore implements AutoCloseable {
                     choices += c;
                     bits[e >>> 6] |= 1L << e;
                     Slot s = resident[e];
+                    if (s == null && ahead[e] != null) {
+                        s = ahead[e]; // read ahead (locked since): present or still arriving
+                        ahead[e] = null;
+                        prefetchUsed++;
+                    }
                     if (s != null) {
                         s.locked = true;
                         s.lastUse = tick;
@@ -472,12 +724,32 @@ public final class ExpertStore implements AutoCloseable {
             if (index == 0) {
                 stepRows = choices / used;
             }
+            if (prefetch) {
+                for (int e = 0; e < n; e++) {
+                    Slot s = ahead[e];
+                    if (s != null) { // read ahead, not used: cached like any other once its reads are done
+                        ahead[e] = null;
+                        if (s.pending.get() == 0) {
+                            settle(s);
+                        } else {
+                            settling[settlingCount++] = s;
+                        }
+                    }
+                }
+            }
             issued = 0;
             if (!fileChecked && hasMiss()) {
                 checkFile(); // once per step that reads
                 fileChecked = true;
             }
             issue();
+        }
+
+        @Override
+        public void ahead(float[] x, int batch) {
+            if (issued == needCount) { // this step's own misses all have their slots: the rest may be read ahead
+                readAhead(index, x, batch);
+            }
         }
 
         private boolean hasMiss() {

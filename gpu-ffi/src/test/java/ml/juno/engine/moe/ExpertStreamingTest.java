@@ -60,9 +60,10 @@ class ExpertStreamingTest {
         long slot = slotBytes(file);
         record Budget(String what, ExpertBudget budget) {}
         for (Budget b : List.of(new Budget("0", ExpertBudget.ofBytes(0)), new Budget("2 slots", ExpertBudget.ofBytes(2 * slot)),
-                new Budget("all", ExpertBudget.parse("100%")))) {
+                new Budget("all", ExpertBudget.parse("100%")), new Budget("all, read when first used", ExpertBudget.parse("100%")))) {
             ExpertStats[] stats = new ExpertStats[1];
-            List<float[]> streamed = run(file, backend(kind), b.budget(), stats);
+            List<float[]> streamed = run(file, backend(kind), b.budget(), stats,
+                    ExpertStore.Options.defaults().withPreload(!b.what().endsWith("used")));
             assertEquals(mapped.size(), streamed.size());
             for (int r = 0; r < mapped.size(); r++) {
                 float[] x = mapped.get(r);
@@ -76,7 +77,7 @@ class ExpertStreamingTest {
             }
             ExpertStats s = stats[0];
             assertTrue(s.healthy());
-            assertTrue(s.traffic().bytesRead() > 0, "experts were read");
+            assertTrue(s.traffic().bytesRead() + s.tier().preloadBytes() > 0, "experts were read");
             switch (b.what()) {
                 case "0" -> {
                     assertEquals(0, s.tier().cacheSlots());
@@ -87,13 +88,59 @@ class ExpertStreamingTest {
                     assertTrue(s.misses() > 8, "8 experts in 2 slots: refills (" + s.misses() + " misses)");
                     assertTrue(s.hits() > 0, "some hits in 2 slots");
                 }
+                case "all" -> { // every expert read at open: the resident run's behaviour
+                    assertEquals(8, s.tier().cacheSlots());
+                    assertTrue(s.tier().preloadBytes() >= 8 * (slot - 3 * 4096), "all 8 experts read at open: " + s.tier());
+                    assertEquals(0, s.misses(), "nothing read after open");
+                    assertEquals(0, s.traffic().bytesRead());
+                    assertEquals(1.0, s.hitRate());
+                }
                 default -> {
                     assertEquals(8, s.tier().cacheSlots());
+                    assertEquals(0, s.tier().preloadBytes());
                     assertTrue(s.misses() <= 8, "each expert read once: " + s.misses());
                     assertTrue(s.hitRate() > 0.5, "hit rate " + s.hitRate());
                 }
             }
         }
+    }
+
+    /**
+     * Reading the next layer's likely experts ahead (layer 0's input through layer 1's router, into cache slots while
+     * layer 0 computes) changes only where bytes come from: the mapped logits bit for bit with a cache of 2 slots (one
+     * slot a layer: guesses evict experts the step then misses), 4 and all; and experts are read ahead, and some of
+     * them used by the layer they were read for.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void readingAhead_givesTheMappedLogitsBitForBit(String name, String kind) throws Exception {
+        Path file = model(name);
+        List<float[]> mapped = run(file, backend(kind), null, null);
+        long slot = slotBytes(file);
+        long prefetched = 0;
+        long used = 0;
+        for (ExpertBudget b : List.of(ExpertBudget.ofBytes(2 * slot), ExpertBudget.ofBytes(4 * slot), ExpertBudget.parse("100%"))) {
+            ExpertStats[] stats = new ExpertStats[1];
+            List<float[]> streamed = run(file, backend(kind), b, stats, ExpertStore.Options.defaults().withPrefetch(true));
+            assertEquals(mapped.size(), streamed.size());
+            for (int r = 0; r < mapped.size(); r++) {
+                float[] x = mapped.get(r);
+                float[] y = streamed.get(r);
+                for (int i = 0; i < x.length; i++) {
+                    if (Float.floatToIntBits(x[i]) != Float.floatToIntBits(y[i])) {
+                        throw new AssertionError(name + " " + kind + " " + stats[0] + ", reading ahead: logits row " + r
+                                + " token " + i + ": mapped " + x[i] + ", streamed " + y[i]);
+                    }
+                }
+            }
+            ExpertStats s = stats[0];
+            assertTrue(s.healthy(), s.failure());
+            assertTrue(s.traffic().prefetchUsed() <= s.traffic().prefetched());
+            prefetched += s.traffic().prefetched();
+            used += s.traffic().prefetchUsed();
+        }
+        assertTrue(prefetched > 0, "experts were read ahead");
+        assertTrue(used > 0, "some experts read ahead were used (" + prefetched + " read ahead)");
     }
 
     /**
@@ -188,11 +235,17 @@ class ExpertStreamingTest {
      * Three prompts of 13 tokens (all rows' logits) each followed by 4 greedy steps; {@code budget == null}: mapped.
      */
     static List<float[]> run(Path file, Backend.Factory backend, ExpertBudget budget, ExpertStats[] stats) throws Exception {
+        return run(file, backend, budget, stats, ExpertStore.Options.defaults());
+    }
+
+    /** {@link #run(Path, Backend.Factory, ExpertBudget, ExpertStats[])} with explicit store options. */
+    static List<float[]> run(Path file, Backend.Factory backend, ExpertBudget budget, ExpertStats[] stats,
+                             ExpertStore.Options storeOptions) throws Exception {
         List<float[]> out = new ArrayList<>();
         try (GgufFile f = GgufFile.open(file);
              Model m = Model.load(f, options(), backend)) {
             if (budget != null) {
-                m.streamExperts(f, budget);
+                m.streamExperts(f, budget, storeOptions);
             }
             try (InferenceSession s = m.newSession()) {
                 int vocab = m.config().dims().vocab();

@@ -24,6 +24,8 @@ public final class ExpertMeters implements MeterBinder {
         counter(registry, "juno.experts.misses", "Routed experts read from the model file", ExpertStats::misses);
         counter(registry, "juno.experts.read.bytes", "Bytes of experts read from the model file", s -> s.traffic().bytesRead());
         counter(registry, "juno.experts.reads", "Positional reads of expert bytes", s -> s.traffic().reads());
+        counter(registry, "juno.experts.prefetched", "Experts read a layer ahead (juno.experts.prefetch)", s -> s.traffic().prefetched());
+        counter(registry, "juno.experts.prefetch.used", "Experts read ahead that the next layer used", s -> s.traffic().prefetchUsed());
         counter(registry, "juno.experts.tokens", "Tokens (rows) that ran through streamed MoE layers", s -> s.traffic().tokens());
         counter(registry, "juno.experts.read.wait.seconds", "Time the inference thread waited for expert reads",
                 s -> s.timing().readWaitNanos() / 1e9);

@@ -47,12 +47,11 @@ public final class CpuBackend implements Backend {
     private final NativeMatmulJob nativeMatmul;
     /** Per worker: the heap segments of the arrays it passes to the native kernels. */
     private final HeapSegments[] heap;
-    private final MatmulJob matmul;
-    private final QuantMatmulJob quantMatmul;
-    private final QuantActivations quantX = new QuantActivations();
+    /** The Java kernels' products of the calling thread, each split over the team. */
+    private final JavaProducts javaProducts;
     private final AttentionJob attention;
     private final ExpertJob expertJob;
-    private float[] rounded = new float[0];
+    private final JavaExpertJob javaExpertJob;
     /**
      * Weights the native kernels take rearranged ({@link NativeKernels#packedBytes}: Q4_0), made on a matrix's first
      * product and kept, off-heap, until {@link #close}; {@code null} without native kernels or repacking. The model's
@@ -90,10 +89,10 @@ public final class CpuBackend implements Backend {
         }
         this.nativeMatmul = kernels != null ? new NativeMatmulJob() : null;
         this.packArena = kernels != null && repack ? Arena.ofShared() : null;
-        this.matmul = new MatmulJob(pool.threads());
-        this.quantMatmul = new QuantMatmulJob(pool.threads());
+        this.javaProducts = new JavaProducts(pool.threads());
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
         this.expertJob = kernels != null ? new ExpertJob(pool.threads()) : null;
+        this.javaExpertJob = kernels == null ? new JavaExpertJob(pool.threads()) : null;
     }
 
     /** {@code count} elements (whole blocks) of {@code type} from byte {@code off} of {@code s}, decoded to {@code dst[dstOff..]}. */
@@ -142,27 +141,51 @@ public final class CpuBackend implements Backend {
             nativeMatmul(w, out, null, null, null, null, x, batch, true);
             return;
         }
-        CpuTypeTraits traits = CpuTypeTraits.of(w.type());
-        if (traits.quantized()) {
-            QuantKernel kernel = traits.quantKernel();
-            quantX.quantize(x, batch, w.cols(), traits.activation());
-            boolean fused = batch < traits.fusedBelow();
-            if (!fused) {
-                kernel.toFloatLanes(quantX, batch);
+        javaProducts.matmul(w, x, out, batch, true);
+    }
+
+    /**
+     * The Java kernels' matrix products with their own buffers: the backend's (each product split over the team) or
+     * one worker's (a whole product on that worker, for experts run side by side). A product's values do not depend
+     * on how its chunks are spread: each output element is one dot product in a fixed order.
+     */
+    private final class JavaProducts {
+        private final MatmulJob matmul;
+        private final QuantMatmulJob quantMatmul;
+        private final QuantActivations quantX = new QuantActivations();
+        private float[] rounded = new float[0];
+
+        JavaProducts(int threads) {
+            this.matmul = new MatmulJob(threads);
+            this.quantMatmul = new QuantMatmulJob(threads);
+        }
+
+        /** {@code out = w·x} for {@code batch} rows; {@code parallel}: over the team, else all on the calling thread as worker 0. */
+        void matmul(WeightMatrix w, float[] x, float[] out, int batch, boolean parallel) {
+            CpuTypeTraits traits = CpuTypeTraits.of(w.type());
+            int chunks = (w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK;
+            long work = parallel ? (long) w.rows() * w.cols() * batch : 0;
+            if (traits.quantized()) {
+                QuantKernel kernel = traits.quantKernel();
+                quantX.quantize(x, batch, w.cols(), traits.activation());
+                boolean fused = batch < traits.fusedBelow();
+                if (!fused) {
+                    kernel.toFloatLanes(quantX, batch);
+                }
+                quantMatmul.set(w, kernel, fused, quantX, out, batch);
+                run(chunks, quantMatmul, work);
+                quantMatmul.clear();
+                return;
             }
-            quantMatmul.set(w, kernel, fused, quantX, out, batch);
-            run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, quantMatmul, (long) w.rows() * w.cols() * batch);
-            quantMatmul.clear();
-            return;
+            int n = batch * w.cols();
+            if (rounded.length < n) {
+                rounded = new float[n];
+            }
+            ActivationRounding.round(traits.activation(), x, rounded, 0, n);
+            matmul.set(w, (FloatKernel) traits.kernel(), rounded, out, batch);
+            run(chunks, matmul, work);
+            matmul.clear();
         }
-        int n = batch * w.cols();
-        if (rounded.length < n) {
-            rounded = new float[n];
-        }
-        ActivationRounding.round(traits.activation(), x, rounded, 0, n);
-        matmul.set(w, (FloatKernel) traits.kernel(), rounded, out, batch);
-        run((w.rows() + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, matmul, (long) w.rows() * w.cols() * batch);
-        matmul.clear();
     }
 
     private boolean nativeTakes(WeightMatrix w, int batch) {
@@ -342,8 +365,7 @@ public final class CpuBackend implements Backend {
     @Override
     public void experts(ExpertBatch b) {
         int c = b.count();
-        if (nat == null || c == 0) {
-            Backend.super.experts(b); // the Java kernels keep nothing packed; one expert after another
+        if (c == 0) {
             return;
         }
         long total = 0;
@@ -352,6 +374,21 @@ public final class CpuBackend implements Backend {
         }
         int threads = pool.threads();
         boolean events = MatMulEvent.enabled();
+        if (nat == null) {
+            // the Java kernels keep nothing packed: the same split, each worker's products on its own buffers
+            int together = 0;
+            for (int k = 0; k < c; k++) {
+                if (events || threads == 1 || (long) b.rows(k) * threads > total) {
+                    javaExpertAlone(b, k);
+                } else {
+                    javaExpertJob.order(together++, k);
+                }
+            }
+            if (together > 0) {
+                javaExpertJob.run(b, together);
+            }
+            return;
+        }
         int together = 0;
         for (int k = 0; k < c; k++) {
             int rows = b.rows(k);
@@ -364,6 +401,112 @@ public final class CpuBackend implements Backend {
         }
         if (together > 0) {
             expertJob.run(b, together);
+        }
+    }
+
+    /** Expert {@code k} of {@code b} in the Java kernels on the calling thread, each product over the team: {@link Backend#experts}'s way. */
+    private void javaExpertAlone(ExpertBatch b, int k) {
+        int rows = b.rows(k);
+        WeightMatrix gate = b.gate(k);
+        b.gather(k, b.in);
+        matmul(gate, b.in, b.gate, rows);
+        matmul(b.up(k), b.in, b.up, rows);
+        if (b.gelu()) {
+            geglu(b.gate, b.up, rows, gate.rows());
+        } else {
+            swiglu(b.gate, b.up, rows, gate.rows());
+        }
+        matmul(b.down(k), b.gate, b.out, rows);
+        b.scatter(k, b.out);
+    }
+
+    /**
+     * Whole experts, one per worker at a time, in the Java kernels: each worker gathers its expert's rows, runs gate,
+     * up, the activation and down with its own products and buffers, and writes the weighted outputs to the expert's
+     * own rows of {@link ExpertBatch#mixed}; the values are those of the experts run one by one.
+     */
+    private final class JavaExpertJob implements ComputePool.Body {
+        private final JavaProducts[] products;
+        private final float[][] in;
+        private final float[][] out;
+        private final float[][] gate;
+        private final float[][] up;
+        private int[] order = new int[16];
+        private ExpertBatch b;
+
+        JavaExpertJob(int threads) {
+            products = new JavaProducts[threads];
+            in = new float[threads][0];
+            out = new float[threads][0];
+            gate = new float[threads][0];
+            up = new float[threads][0];
+            for (int i = 0; i < threads; i++) {
+                products[i] = new JavaProducts(1);
+            }
+        }
+
+        void order(int i, int k) {
+            if (i == order.length) {
+                order = java.util.Arrays.copyOf(order, 2 * i);
+            }
+            order[i] = k;
+        }
+
+        void run(ExpertBatch batch, int n) {
+            sortLargestFirst(order, n, batch);
+            this.b = batch;
+            try {
+                pool.parallelFor(n, this);
+            } finally {
+                this.b = null;
+            }
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            ExpertBatch eb = b;
+            int k = order[chunk];
+            int rows = eb.rows(k);
+            WeightMatrix g = eb.gate(k);
+            int width = g.rows();
+            if (in[worker].length < rows * eb.dim) {
+                int cap = Math.max(rows, 2 * (in[worker].length / eb.dim));
+                in[worker] = new float[cap * eb.dim];
+                out[worker] = new float[cap * eb.dim];
+            }
+            if (gate[worker].length < rows * width) {
+                int cap = Math.max(rows, 2 * (gate[worker].length / width));
+                gate[worker] = new float[cap * width];
+                up[worker] = new float[cap * width];
+            }
+            float[] xi = in[worker];
+            float[] go = gate[worker];
+            float[] uo = up[worker];
+            float[] o = out[worker];
+            JavaProducts p = products[worker];
+            eb.gather(k, xi);
+            p.matmul(g, xi, go, rows, false);
+            p.matmul(eb.up(k), xi, uo, rows, false);
+            if (eb.gelu()) {
+                geglu(go, uo, rows, width);
+            } else {
+                swiglu(go, uo, rows, width);
+            }
+            p.matmul(eb.down(k), go, o, rows, false);
+            eb.scatter(k, o);
+        }
+    }
+
+    /** Sorts {@code order[0..n)} by rows, largest first (ties in batch order), so the last experts handed out are short. */
+    private static void sortLargestFirst(int[] order, int n, ExpertBatch batch) {
+        for (int i = 1; i < n; i++) {
+            int k = order[i];
+            int j = i - 1;
+            while (j >= 0 && batch.rows(order[j]) < batch.rows(k)) {
+                order[j + 1] = order[j];
+                j--;
+            }
+            order[j + 1] = k;
         }
     }
 
@@ -436,16 +579,7 @@ public final class CpuBackend implements Backend {
         }
 
         void run(ExpertBatch batch, int n) {
-            // largest first (ties in batch order), so the last experts handed out are the short ones
-            for (int i = 1; i < n; i++) {
-                int k = order[i];
-                int j = i - 1;
-                while (j >= 0 && batch.rows(order[j]) < batch.rows(k)) {
-                    order[j + 1] = order[j];
-                    j--;
-                }
-                order[j + 1] = k;
-            }
+            sortLargestFirst(order, n, batch);
             this.b = batch;
             try {
                 pool.parallelFor(n, this);

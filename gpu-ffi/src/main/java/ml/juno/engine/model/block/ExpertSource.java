@@ -16,6 +16,12 @@ public interface ExpertSource {
     void begin(int[] expertStart, int experts);
 
     /**
+     * After {@link #begin}: the layer's input {@code x} ({@code [batch][dim]}, the rows the router saw); a store may use
+     * it to start reading the next layer's likely experts while this layer computes. Changes no value. Default: nothing.
+     */
+    default void ahead(float[] x, int batch) {}
+
+    /**
      * Expert {@code e}'s FFN if its bytes are present now (never waits), else {@code null}; only for experts
      * {@link #begin} listed and not {@link #done} yet.
      */

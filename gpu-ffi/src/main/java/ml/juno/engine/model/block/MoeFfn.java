@@ -106,6 +106,7 @@ public final class MoeFfn implements FeedForward {
         boolean[] taken = s.expertRan;
         try {
             src.begin(s.expertStart, n);
+            src.ahead(s.xb, batch);
             int m = 0;
             for (int e = 0; e < n; e++) {
                 if (s.expertStart[e + 1] > s.expertStart[e]) {

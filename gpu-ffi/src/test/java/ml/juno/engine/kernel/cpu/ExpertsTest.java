@@ -36,8 +36,28 @@ class ExpertsTest {
             w[e][2] = WeightMatrix.dense("down" + e, downType, RandomBlocks.of(downType, DIM, WIDTH, 10 * e + 3), DIM, WIDTH);
         }
         float[] expected;
-        try (CpuBackend java = new CpuBackend(2, null)) {
+        try (CpuBackend java = new CpuBackend(1, null)) {
             expected = run(java, w, false);
+        }
+        float[] serial = serial(w, false);
+        for (int i = 0; i < serial.length; i++) {
+            assertEquals(Float.floatToIntBits(serial[i]), Float.floatToIntBits(expected[i]), "one Java thread, value " + i);
+        }
+        // the Java backend spreads experts over its workers as the native one does: 2 threads all together, 3 expert 0
+        // alone and the others together; the bits of the experts run one by one on one thread
+        for (int threads : new int[] {2, 3}) {
+            try (CpuBackend java = new CpuBackend(threads, null)) {
+                for (boolean gelu : new boolean[] {false, true}) {
+                    float[] reference = gelu ? serial(w, true) : expected;
+                    float[] got = run(java, w, gelu);
+                    for (int i = 0; i < got.length; i++) {
+                        if (Float.floatToIntBits(reference[i]) != Float.floatToIntBits(got[i])) {
+                            throw new AssertionError(threads + " Java threads, gelu " + gelu + ": value " + i
+                                    + " (choice " + i / DIM + "): one by one " + reference[i] + ", together " + got[i]);
+                        }
+                    }
+                }
+            }
         }
         boolean anyNonZero = false;
         for (float v : expected) {
@@ -67,6 +87,31 @@ class ExpertsTest {
                 }
                 assertEquals(0, nat.packedCopies(), "expert weights are used as stored, never packed");
             }
+        }
+    }
+
+    /** The experts one after another on one Java thread: {@link Backend#experts}'s default, the reference. */
+    static float[] serial(WeightMatrix[][] w, boolean gelu) {
+        try (CpuBackend java = new CpuBackend(1, null)) {
+            Backend oneByOne = new Backend() {
+                // only what Backend#experts' default calls; the rest is never reached
+                @Override public void matmul(WeightMatrix m, float[] x, float[] out, int batch) { java.matmul(m, x, out, batch); }
+                @Override public void swiglu(float[] g, float[] u, int rows, int cols) { java.swiglu(g, u, rows, cols); }
+                @Override public void geglu(float[] g, float[] u, int rows, int cols) { java.geglu(g, u, rows, cols); }
+                @Override public String name() { return "one-by-one"; }
+                @Override public void close() {}
+                @Override public int threads() { return 1; }
+                @Override public void embed(WeightMatrix t, int token, float[] out, int o) { throw new UnsupportedOperationException(); }
+                @Override public void rmsNorm(float[] x, float[] wt, float eps, float[] out, int batch, int dim) { throw new UnsupportedOperationException(); }
+                @Override public void rope(float[] x, ml.juno.engine.kernel.RopeShape sh, int batch, float[] cos, float[] sin) { throw new UnsupportedOperationException(); }
+                @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
+                        ml.juno.engine.kernel.BatchRows r, float[] q, float[] out) { throw new UnsupportedOperationException(); }
+                @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
+                        ml.juno.engine.kernel.BatchRows r, float[] q, float[] out, int window) { throw new UnsupportedOperationException(); }
+                @Override public void add(float[] acc, float[] x, int n) { throw new UnsupportedOperationException(); }
+                @Override public void addBias(float[] x, float[] bias, int rows, int width) { throw new UnsupportedOperationException(); }
+            };
+            return run(oneByOne, w, gelu);
         }
     }
 
