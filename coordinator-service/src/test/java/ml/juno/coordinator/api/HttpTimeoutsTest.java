@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * Connection time limits over a raw socket on the real port ({@link HttpTimeouts}, here 1 s each): a body shorter than
  * its Content-Length gets 408 and the connection closes; a request whose answer takes several times the bounds is not
  * cut, its kept-alive connection serves the next request, and once idle it is closed; headers that never end on a
- * kept-alive connection are cut.
+ * kept-alive connection are cut. A 408 logs one INFO line and nothing louder (the request's late failure, when its
+ * handler tries to answer after the 408, used to be an ERROR "Response has already been written" with a stack trace).
  */
 @QuarkusTest
 @TestProfile(HttpTimeoutsTest.Short.class)
@@ -62,9 +63,43 @@ class HttpTimeoutsTest {
         return got.toString(StandardCharsets.UTF_8);
     }
 
+    /** Records of WARNING and above, logged anywhere while it is installed. */
+    static final class Warnings extends java.util.logging.Handler implements AutoCloseable {
+        final java.util.List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        Warnings() {
+            java.util.logging.Logger.getLogger("").addHandler(this);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                records.add(r);
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            java.util.logging.Logger.getLogger("").removeHandler(this);
+        }
+
+        String describe() {
+            StringBuilder b = new StringBuilder();
+            for (var r : records) {
+                b.append(r.getLevel()).append(' ').append(r.getLoggerName()).append(": ").append(r.getMessage())
+                        .append(r.getThrown() == null ? "" : " / " + r.getThrown()).append('\n');
+            }
+            return b.toString();
+        }
+    }
+
     @Test
     void aBodyShorterThanItsContentLength_gets408AndTheConnectionCloses() throws Exception {
-        try (Socket s = connect()) {
+        try (Warnings warnings = new Warnings(); Socket s = connect()) {
             OutputStream out = s.getOutputStream();
             String body = "{\"model\":\"stories260K\",\"prompt\":\"Once\"";
             out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
@@ -76,6 +111,8 @@ class HttpTimeoutsTest {
             assertTrue(reply.startsWith("HTTP/1.1 408"), reply);
             assertTrue(reply.contains("\"code\":\"request_timeout\"") && reply.contains(body.length() + " of its " + (body.length() + 40)), reply);
             assertTrue(ms >= 900 && ms < 10_000, "answered after the 1 s bound: " + ms + " ms");
+            Thread.sleep(1500); // whatever the closed request still logs
+            assertTrue(warnings.records.isEmpty(), "a 408 is an INFO line, nothing louder:\n" + warnings.describe());
         }
     }
 
