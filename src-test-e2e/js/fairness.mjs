@@ -4,7 +4,8 @@
 // Starts --big streaming chat requests of n choices and max-tokens each (with --big-key), waits until every one of them
 // streams and --warm-seconds more, then sends --small small requests one after another (max_tokens 8) with
 // --small-key (another key) and then with --big-key (the same key), and measures each one's time to first token while
-// the big ones still run. Prints one JSON line, then aborts the big requests.
+// the big ones still run. Prints one JSON line (with the server's running and queued sequences just before the small
+// requests, from /q/metrics, to show the big ones were still there), then aborts the big requests.
 import OpenAI from 'openai';
 
 const [baseURL, model, ...rest] = process.argv.slice(2);
@@ -45,6 +46,14 @@ for (let i = 0; i < big; i++) {
 }
 const bigFirst = await Promise.all(started);
 await new Promise((r) => setTimeout(r, warm * 1000));
+async function serverLoad() {
+  try {
+    const text = await (await fetch(new URL(baseURL).origin + '/q/metrics', { headers: { authorization: 'Bearer ' + bigKey } })).text();
+    const g = (name) => { const m = new RegExp('^' + name + '(?:\\{[^}]*\\})? ([0-9.e+]+)', 'm').exec(text); return m ? Number(m[1]) : null; };
+    return { running: g('juno_batch_size'), queued: g('juno_queue_depth') };
+  } catch (e) { return String(e.message); }
+}
+const loadBefore = await serverLoad();
 
 async function small(key, i) {
   const t0 = performance.now();
@@ -60,8 +69,9 @@ const otherKey = [], sameKey = [];
 for (let i = 0; i < smalls; i++) otherKey.push(await small(smallKey, i));
 for (let i = 0; i < smalls; i++) sameKey.push(await small(bigKey, 100 + i));
 const tokensWhileMeasured = [...bigTokens];
+const loadAfter = await serverLoad();
 abort.abort();
 const ends = await Promise.all(bigDone);
 console.log(JSON.stringify({ big, n, max_tokens: maxTokens, big_first_token_ms: bigFirst.map(Math.round),
-  big_tokens_streamed: tokensWhileMeasured, small_other_key: otherKey, small_same_key: sameKey, big_ends: ends }));
+  big_tokens_streamed: tokensWhileMeasured, server_before_small: loadBefore, server_after_small: loadAfter, small_other_key: otherKey, small_same_key: sameKey, big_ends: ends }));
 process.exit(0);
