@@ -184,6 +184,13 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     public final StepResult finish(StepPlan plan) {
         outstanding--;
         StepResult failed = unsent.remove(plan);
+        if (failed == null) {
+            String stale = staleFailure(plan);
+            if (stale != null) {
+                cluster.releaseQuietly(plan);
+                return new StepResult.Failure(stale);
+            }
+        }
         StepResult r = failed != null ? failed : cluster.receive(plan, this::receive);
         if (failed == null && r instanceof StepResult.Failure) {
             forget(plan);
@@ -202,6 +209,11 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     /** Waits for the answers to {@code plan}, the oldest step {@link #send} sent. */
     StepResult receive(StepPlan plan) throws NodeFailure {
         throw new UnsupportedOperationException("one step at a time");
+    }
+
+    /** Why the oldest step {@link #send} sent can no longer be answered, found without the cluster's lock; null: it may be. */
+    String staleFailure(StepPlan plan) {
+        return null;
     }
 
     /** Drops what {@link #send} kept of {@code plan} (it failed before it was answered). */

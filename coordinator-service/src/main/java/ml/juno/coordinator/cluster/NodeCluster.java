@@ -251,6 +251,23 @@ final class NodeCluster implements AutoCloseable {
         return new StepResult.Failure(e.getMessage());
     }
 
+    /** Releases the step's slots on the nodes that are up, without the lock; a node that does not answer is left alone. */
+    void releaseQuietly(StepPlan plan) {
+        List<Integer> slots = new ArrayList<>();
+        for (ScheduledRow r : plan.rows()) {
+            slots.add(r.slot());
+        }
+        for (NodeLink l : links) {
+            if (l.isUp()) {
+                try {
+                    l.release(slots, config.deadlines().call());
+                } catch (NodeFailure ignored) {
+                    // the heartbeat and the health thread deal with a node that stopped answering
+                }
+            }
+        }
+    }
+
     private void release(StepPlan plan) {
         List<Integer> slots = new ArrayList<>();
         for (ScheduledRow r : plan.rows()) {

@@ -73,6 +73,26 @@ final class PipelineExecutor extends ClusterExecutor {
         return receiveNodeToNode(s);
     }
 
+    /**
+     * The oldest step's failure when its streams were reset since it went (a node went down, or another step's failure
+     * reset them): known without the cluster's lock, which the health thread may hold for seconds while it dials a node
+     * that is down. Null when it may still be answered.
+     */
+    @Override
+    String staleFailure(StepPlan plan) {
+        Sent s = sent.peekFirst();
+        if (s == null || s.plan() != plan) {
+            return null;
+        }
+        try {
+            requireStreams(s);
+            return null;
+        } catch (NodeFailure e) {
+            sent.pollFirst();
+            return e.getMessage();
+        }
+    }
+
     @Override
     void forget(StepPlan plan) {
         sent.removeIf(s -> s.plan() == plan);
@@ -145,7 +165,9 @@ final class PipelineExecutor extends ClusterExecutor {
         long[] at = new long[n];
         NodeFailure dead = null;
         NodeFailure failed = null;
-        for (int i = 0; i < n; i++) {
+        // a dead stage ends the wait: the later stages' answers only say they waited for it (and a later stage that
+        // started this step after the death, another step in flight before it, waits for its rows until its timeout)
+        for (int i = 0; i < n && dead == null; i++) {
             for (int m = 0; m < k; m++) {
                 try {
                     got[i][m] = output(links.get(i), links.get(i).receive(deadline, plan.stepId()), plan.stepId());
