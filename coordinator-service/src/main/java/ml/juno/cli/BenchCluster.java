@@ -75,6 +75,24 @@ final class BenchCluster {
         return ex.stats();
     }
 
+    /** Each node's compute time so far (what it reports per step, summed), in node order. */
+    long[] computeNanos() {
+        ClusterExecutor ex = executor;
+        if (ex == null) {
+            throw new IllegalStateException("the benchmark cluster is not open");
+        }
+        return ex.topology().nodes().stream().mapToLong(ml.juno.coordinator.engine.Topology.Node::computeNanos).toArray();
+    }
+
+    /** Each node's share of {@code wallNanos} spent computing, between two {@link #computeNanos()} readings. */
+    static double[] utilisation(long[] before, long[] after, long wallNanos) {
+        double[] u = new double[after.length];
+        for (int i = 0; i < u.length; i++) {
+            u[i] = wallNanos <= 0 ? 0 : (double) (after[i] - before[i]) / wallNanos;
+        }
+        return u;
+    }
+
     /** One line for the text report. */
     String describe() {
         String pinning = nodeCpus == null ? "unpinned"
@@ -128,6 +146,7 @@ final class BenchCluster {
         w.put("overhead_ms_per_hop", s.overheadMillisPerHop());
         w.put("reductions", s.reductions());
         w.put("ms_per_reduction", s.millisPerReduction());
+        w.put("overlapped_steps", s.overlapped());
     }
 
     /** What {@code s} cost on the wire, as one line. */

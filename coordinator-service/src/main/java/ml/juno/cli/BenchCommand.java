@@ -59,7 +59,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure speed llama-bench style: pp<P> and tg<N> tokens/s (mean ± stddev over reps), model bytes and decode GB/s.",
                 "With --concurrency 1,4,8,16: N concurrent requests of -p prompt / -n new tokens (default 32/32) through the scheduler; aggregate tok/s and TTFT per level.",
-                "With --nodes N: the same through a real local cluster of N node processes (--pType pipeline|tensor), plus bytes on the wire per token and time per hop.",
+                "With --nodes N: the same through a real local cluster of N node processes (--pType pipeline|tensor), plus bytes on the wire per token and time per hop (with --concurrency also each node's utilisation: its compute time over the level's wall time).",
                 "All say which kernels ran: a line 'backend: native (avx512vnni)', or \"backend\" and \"isa\" with --json."})
 final class BenchCommand implements Callable<Integer> {
 
@@ -488,13 +488,22 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** One concurrency level; {@code wire} is what its requests cost on a cluster's wire (null in process). */
-    private record Level(int concurrency, double tgTps, double ttftMs, double wallTps, ClusterStats wire) {
+    private record Level(int concurrency, double tgTps, double ttftMs, double wallTps, ClusterStats wire, double[] utilisation) {
         Level(int concurrency, double tgTps, double ttftMs, double wallTps) {
-            this(concurrency, tgTps, ttftMs, wallTps, null);
+            this(concurrency, tgTps, ttftMs, wallTps, null, null);
         }
 
-        Level withWire(ClusterStats w) {
-            return new Level(concurrency, tgTps, ttftMs, wallTps, w);
+        /** What the level's requests cost on the wire, and each node's share of the level's time spent computing. */
+        Level withWire(ClusterStats w, double[] u) {
+            return new Level(concurrency, tgTps, ttftMs, wallTps, w, u);
+        }
+
+        String utilisationText() {
+            StringBuilder b = new StringBuilder();
+            for (double x : utilisation) {
+                b.append(b.isEmpty() ? "" : " / ").append(String.format(Locale.ROOT, "%.0f%%", 100 * x));
+            }
+            return b.toString();
         }
     }
 
@@ -529,8 +538,12 @@ final class BenchCommand implements Callable<Integer> {
             run(engine, random, max, p, Math.min(n, 4));
             for (int c : concurrency) {
                 ClusterStats before = cluster == null ? null : cluster.stats();
+                long[] busy = cluster == null ? null : cluster.computeNanos();
+                long t0 = System.nanoTime();
                 Level l = run(engine, random, c, p, n);
-                levels.add(cluster == null ? l : l.withWire(cluster.stats().minus(before)));
+                long wall = System.nanoTime() - t0;
+                levels.add(cluster == null ? l : l.withWire(cluster.stats().minus(before),
+                        BenchCluster.utilisation(busy, cluster.computeNanos(), wall)));
             }
         }
         if (json) {
@@ -550,6 +563,10 @@ final class BenchCommand implements Callable<Integer> {
                         .put("e2e_tps", l.wallTps());
                 if (l.wire() != null) {
                     BenchCluster.wireJson(r.putObject("wire"), l.wire());
+                    ArrayNode u = r.putArray("stage_utilisation"); // each node's compute time / the level's wall time
+                    for (double x : l.utilisation()) {
+                        u.add(x);
+                    }
                 }
             }
             out.println(mapper.writeValueAsString(o));
@@ -559,11 +576,12 @@ final class BenchCommand implements Callable<Integer> {
             if (cluster != null) {
                 out.println(cluster.describe());
             }
-            out.println("| concurrency | gen tok/s (aggregate) | TTFT ms (mean) | end-to-end tok/s |" + (cluster == null ? "" : " wire B/token | ms/hop |"));
-            out.println("| ---: | ---: | ---: | ---: |" + (cluster == null ? "" : " ---: | ---: |"));
+            out.println("| concurrency | gen tok/s (aggregate) | TTFT ms (mean) | end-to-end tok/s |"
+                    + (cluster == null ? "" : " wire B/token | ms/hop | node utilisation | steps overlapped |"));
+            out.println("| ---: | ---: | ---: | ---: |" + (cluster == null ? "" : " ---: | ---: | ---: | ---: |"));
             for (Level l : levels) {
-                String wire = l.wire() == null ? "" : String.format(Locale.ROOT, " %.0f | %.3f |", BenchCluster.bytesPerToken(l.wire()),
-                        BenchCluster.millisPerHop(l.wire()));
+                String wire = l.wire() == null ? "" : String.format(Locale.ROOT, " %.0f | %.3f | %s | %d |", BenchCluster.bytesPerToken(l.wire()),
+                        BenchCluster.millisPerHop(l.wire()), l.utilisationText(), l.wire().overlapped());
                 out.println(String.format(Locale.ROOT, "| %d | %.2f | %.1f | %.2f |", l.concurrency(), l.tgTps(), l.ttftMs(), l.wallTps()) + wire);
             }
             out.println("backend: " + ran);

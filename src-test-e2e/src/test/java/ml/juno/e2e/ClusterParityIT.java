@@ -305,13 +305,21 @@ class ClusterParityIT {
             assertTrue(s.peerBytes() >= (n - 1) * s.tokens() * (long) dim * Float.BYTES,
                     "every stage but the last sent each step's rows to the next itself: " + s);
         }
+        // the three settings at once (two running, one waiting for a slot): two steps of different sequences in flight,
+        // stage 0 computing one while stage 1 computes the other, each sequence's draws those of one step at a time
+        assertEquals(want, drawnThroughPipeline(2, stats, true), "pipeline over 2 nodes, three sequences at once, two steps in flight");
+        assertTrue(stats.get().overlapped() > TOKENS, "steps were sent while an earlier one was still in the stages: " + stats.get());
         // two sequences per step, each step split into two micro-batches that follow each other through the stages
+        // (one step at a time: steps in flight would give each step one sequence)
         System.setProperty("juno.cluster.micro-batches", "2");
+        System.setProperty("juno.cluster.steps-in-flight", "1");
         try {
             assertEquals(want, drawnThroughPipeline(3, stats, true), "pipeline over 3 nodes, two sequences at once in two micro-batches");
             assertTrue(stats.get().steps() < 3 * TOKENS, "steps carried several sequences (one at a time takes " + 3 * TOKENS + "): " + stats.get());
+            assertEquals(0, stats.get().overlapped(), "one step at a time: " + stats.get());
         } finally {
             System.clearProperty("juno.cluster.micro-batches");
+            System.clearProperty("juno.cluster.steps-in-flight");
         }
         // the old path (hidden states and logits through the coordinator) gives the same, and costs more on the wire
         System.setProperty("juno.cluster.hub", "true");

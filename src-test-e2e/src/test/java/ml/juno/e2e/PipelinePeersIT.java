@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * tokens: what the coordinator sends and receives per step is the batch and the tokens, while the stages' own counters
  * show the rows they sent each other; the tokens are the local engine's. The middle stage killed in the middle of a
  * generation ends it with an error naming that node within the step deadline (the last stage, waiting for its rows,
- * does not hang), and once the node is back on its port the coordinator reloads it and the stages, reconnected, give
+ * does not hang; two generations at once, their steps in flight in the stages together, both end so), and once the node is back on its port the coordinator reloads it and the stages, reconnected, give
  * the local tokens again.
  */
 class PipelinePeersIT {
@@ -52,8 +52,10 @@ class PipelinePeersIT {
                 assertTrue(s.bytesReceived() <= s.steps() * 3 * 64L, "the coordinator receives a token and two short answers per step: " + s);
                 assertTrue(s.bytesReceived() < s.steps() * (long) vocab * Float.BYTES / 8, "no logits: " + s);
 
-                // kill the middle stage while a long generation runs
-                PeerClusters.killNode1ThenRestart(e, nodes, executor, PROMPT, want);
+                // kill the middle stage while two long generations run, their steps in flight in the stages at once
+                ClusterStats beforeKill = executor.get().stats();
+                PeerClusters.killNode1ThenRestart(e, nodes, executor, PROMPT, want, 2);
+                assertTrue(executor.get().stats().minus(beforeKill).overlapped() > 0, "two steps were in flight at once");
             }
         }
     }

@@ -156,6 +156,70 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     /** One step with the nodes; a node's failure is thrown, the cluster applies its policy. */
     abstract StepResult run(StepPlan plan) throws NodeFailure;
 
+    /** Steps in flight at most: 1 unless a subclass sends steps without waiting ({@link #send} / {@link #receive}). */
+    @Override
+    public int stepsInFlight() {
+        return 1;
+    }
+
+    /** What {@link #begin} found already: a step that failed before it was sent (null when it went). */
+    private final java.util.IdentityHashMap<StepPlan, StepResult> unsent = new java.util.IdentityHashMap<>();
+
+    private int outstanding;           // steps begun and not finished (the loop's thread)
+    private volatile long overlapped;  // steps begun while an earlier one was still outstanding
+
+    @Override
+    public final void begin(StepPlan plan) {
+        if (outstanding++ > 0) {
+            overlapped++;
+        }
+        StepResult failed = cluster.send(plan, this::send);
+        if (failed != null) {
+            forget(plan);
+            unsent.put(plan, failed);
+        }
+    }
+
+    @Override
+    public final StepResult finish(StepPlan plan) {
+        outstanding--;
+        StepResult failed = unsent.remove(plan);
+        if (failed == null) {
+            String stale = staleFailure(plan);
+            if (stale != null) {
+                cluster.releaseQuietly(plan);
+                return new StepResult.Failure(stale);
+            }
+        }
+        StepResult r = failed != null ? failed : cluster.receive(plan, this::receive);
+        if (failed == null && r instanceof StepResult.Failure) {
+            forget(plan);
+        }
+        if (r instanceof StepResult.Tokens) {
+            steps++;
+        }
+        return r;
+    }
+
+    /** Sends {@code plan}'s step without waiting (the first half of {@link #run}); only where {@link #stepsInFlight()} > 1. */
+    void send(StepPlan plan) throws NodeFailure {
+        throw new UnsupportedOperationException("one step at a time");
+    }
+
+    /** Waits for the answers to {@code plan}, the oldest step {@link #send} sent. */
+    StepResult receive(StepPlan plan) throws NodeFailure {
+        throw new UnsupportedOperationException("one step at a time");
+    }
+
+    /** Why the oldest step {@link #send} sent can no longer be answered, found without the cluster's lock; null: it may be. */
+    String staleFailure(StepPlan plan) {
+        return null;
+    }
+
+    /** Drops what {@link #send} kept of {@code plan} (it failed before it was answered). */
+    void forget(StepPlan plan) {
+    }
+
     /** The plan as a {@link StepBatch}; counts its prefill tokens. */
     final StepBatch batch(StepPlan plan) {
         for (ScheduledRow row : plan.rows()) {
@@ -271,7 +335,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
     }
 
     public final ClusterStats stats() {
-        return cluster.stats(steps, tokens);
+        return cluster.stats(steps, tokens, overlapped);
     }
 
     @Override

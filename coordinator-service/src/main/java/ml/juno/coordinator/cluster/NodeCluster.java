@@ -166,8 +166,66 @@ final class NodeCluster implements AutoCloseable {
         }
     }
 
+    /** Sends a step on its way (a pipeline keeps several in flight). */
+    @FunctionalInterface
+    interface Send {
+        void send(StepPlan plan) throws NodeFailure;
+    }
+
+    /**
+     * The first half of {@link #run}: sends {@code plan}'s step with the nodes to itself and returns null, or the step's
+     * failure (a node down: fail fast; a send that failed: after the failure policy). The result comes from
+     * {@link #receive}, steps in the order sent.
+     */
+    StepResult send(StepPlan plan, Send send) {
+        lock.lock();
+        try {
+            for (NodeLink l : links) {
+                if (!l.isUp()) {
+                    return new StepResult.Failure("cluster degraded: node " + l.address + " is down (" + l.downReason() + "); reconnecting");
+                }
+            }
+            try {
+                send.send(plan);
+                return null;
+            } catch (NodeFailure e) {
+                return fail(plan, e);
+            } catch (RuntimeException e) {
+                return fail(plan, new NodeFailure(null, "step " + plan.stepId() + " failed: " + e, true));
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The second half of {@link #run}: waits for the answers to a step {@link #send} sent. */
+    StepResult receive(StepPlan plan, Step receive) {
+        lock.lock();
+        try {
+            return receive.run(plan);
+        } catch (NodeFailure e) {
+            return fail(plan, e);
+        } catch (RuntimeException e) {
+            return fail(plan, new NodeFailure(null, "step " + plan.stepId() + " failed: " + e, true));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Why the step streams were last reset ("" until they were), for the steps that were in flight on them. */
+    private volatile String lastReset = "";
+
+    String lastReset() {
+        return lastReset;
+    }
+
     /** Marks a dead node down, resets the streams a failed step may have left mid-way, releases the slots. */
     private StepResult fail(StepPlan plan, NodeFailure e) {
+        if (e.staleStream()) { // its streams were reset by an earlier step's failure: release its slots, reset nothing
+            release(plan);
+            return new StepResult.Failure(e.getMessage());
+        }
+        lastReset = "step " + plan.stepId() + " failed: " + e.getMessage();
         NodeLink bad = e.link();
         if (bad != null && !e.nodeAlive()) {
             bad.markDown(e.getMessage());
@@ -191,6 +249,39 @@ final class NodeCluster implements AutoCloseable {
             }
         }
         return new StepResult.Failure(e.getMessage());
+    }
+
+    /** Releases the step's slots on the nodes that are up, without the lock; a node that does not answer is left alone. */
+    void releaseQuietly(StepPlan plan) {
+        List<Integer> slots = new ArrayList<>();
+        for (ScheduledRow r : plan.rows()) {
+            slots.add(r.slot());
+        }
+        for (NodeLink l : links) {
+            if (l.isUp()) {
+                try {
+                    l.release(slots, config.deadlines().call());
+                } catch (NodeFailure ignored) {
+                    // the heartbeat and the health thread deal with a node that stopped answering
+                }
+            }
+        }
+    }
+
+    private void release(StepPlan plan) {
+        List<Integer> slots = new ArrayList<>();
+        for (ScheduledRow r : plan.rows()) {
+            slots.add(r.slot());
+        }
+        for (NodeLink l : links) {
+            if (l.isUp()) {
+                try {
+                    l.release(slots, config.deadlines().call());
+                } catch (NodeFailure f) {
+                    l.markDown(f.getMessage());
+                }
+            }
+        }
     }
 
     /**
@@ -304,7 +395,7 @@ final class NodeCluster implements AutoCloseable {
     }
 
     /** Traffic and time of every link and of the ranks' own all-reduces, with the executor's step and token counts. */
-    ClusterStats stats(long steps, long tokens) {
+    ClusterStats stats(long steps, long tokens, long overlapped) {
         long sent = 0;
         long received = 0;
         long hops = 0;
@@ -322,7 +413,7 @@ final class NodeCluster implements AutoCloseable {
             peerBytes += l.peerBytesSent;
         }
         long reductions = links.isEmpty() ? 0 : links.getFirst().reductions; // every rank does the same ones
-        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions, reduceNanos, peerBytes);
+        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions, reduceNanos, peerBytes, overlapped);
     }
 
     @Override

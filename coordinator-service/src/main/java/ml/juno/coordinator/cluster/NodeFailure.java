@@ -19,6 +19,22 @@ final class NodeFailure extends Exception {
         this.alive = alive;
     }
 
+    private boolean staleStream;
+
+    /**
+     * A step that was in flight on a step stream another step's failure reset: it fails with its own message, and the
+     * failure policy does not reset the streams again (the steps sent on the new ones are fine).
+     */
+    static NodeFailure staleStream(NodeLink link, String message) {
+        NodeFailure f = new NodeFailure(link, message, true);
+        f.staleStream = true;
+        return f;
+    }
+
+    boolean staleStream() {
+        return staleStream;
+    }
+
     NodeLink link() {
         return link;
     }

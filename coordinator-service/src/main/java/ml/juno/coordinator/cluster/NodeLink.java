@@ -139,6 +139,16 @@ final class NodeLink implements AutoCloseable {
         return e.getStatus().getDescription() == null ? "" : " (" + e.getStatus().getDescription() + ")";
     }
 
+    /**
+     * Counts the step streams opened and closed: a step sent on one stream cannot be answered on another, so a step that
+     * was in flight when its stream was reset fails at once instead of waiting for its deadline.
+     */
+    private volatile long streamGeneration;
+
+    long streamGeneration() {
+        return streamGeneration;
+    }
+
     /** Opens a fresh step stream (closing the old one). */
     void openStream() {
         closeStream();
@@ -150,6 +160,7 @@ final class NodeLink implements AutoCloseable {
     }
 
     void closeStream() {
+        streamGeneration++;
         UnicastProcessor<StepRequest> p = out;
         Cancellable s = subscription;
         out = null;

@@ -37,7 +37,72 @@ final class PipelineExecutor extends ClusterExecutor {
      */
     private final int microBatches = Math.max(1, Integer.getInteger("juno.cluster.micro-batches", 1));
 
+    /**
+     * Steps in flight at once: one per stage, node to node (the first stage starts a step while the next ones still
+     * compute earlier steps of other sequences); one through the coordinator, or with {@code
+     * -Djuno.cluster.steps-in-flight=1} (to compare).
+     */
+    @Override
+    public int stepsInFlight() {
+        int n = cluster.links().size();
+        if (cluster.hub() || n < 2) {
+            return 1;
+        }
+        return Math.max(1, Integer.getInteger("juno.cluster.steps-in-flight", n));
+    }
+
+    /** A step sent node to node and not answered yet: its parts, their draws, when it went and on which streams. */
+    private record Sent(StepPlan plan, List<StepPlan> parts, List<List<RowDraw>> draws, long t0, long deadline, long[] streams) {}
+
+    private final java.util.ArrayDeque<Sent> sent = new java.util.ArrayDeque<>();
+
+    @Override
+    void send(StepPlan plan) throws NodeFailure {
+        if (cluster.hub()) {
+            throw new IllegalStateException("the coordinator-hub path runs one step at a time");
+        }
+        sent.addLast(sendNodeToNode(plan));
+    }
+
+    @Override
+    StepResult receive(StepPlan plan) throws NodeFailure {
+        Sent s = sent.pollFirst();
+        if (s == null || s.plan() != plan) {
+            throw new IllegalStateException("step " + plan.stepId() + " is not the oldest step in flight");
+        }
+        return receiveNodeToNode(s);
+    }
+
+    /**
+     * The oldest step's failure when its streams were reset since it went (a node went down, or another step's failure
+     * reset them): known without the cluster's lock, which the health thread may hold for seconds while it dials a node
+     * that is down. Null when it may still be answered.
+     */
+    @Override
+    String staleFailure(StepPlan plan) {
+        Sent s = sent.peekFirst();
+        if (s == null || s.plan() != plan) {
+            return null;
+        }
+        try {
+            requireStreams(s);
+            return null;
+        } catch (NodeFailure e) {
+            sent.pollFirst();
+            return e.getMessage();
+        }
+    }
+
+    @Override
+    void forget(StepPlan plan) {
+        sent.removeIf(s -> s.plan() == plan);
+    }
+
     private StepResult nodeToNode(StepPlan plan) throws NodeFailure {
+        return receiveNodeToNode(sendNodeToNode(plan));
+    }
+
+    private Sent sendNodeToNode(StepPlan plan) throws NodeFailure {
         List<StepPlan> parts = split(plan, microBatches);
         int k = parts.size();
         List<NodeLink> links = cluster.links();
@@ -45,6 +110,10 @@ final class PipelineExecutor extends ClusterExecutor {
         long deadline = System.nanoTime() + cluster.config().deadlines().step().toNanos();
         List<List<RowDraw>> draws = new java.util.ArrayList<>(k);
         long t0 = System.nanoTime();
+        long[] streams = new long[n];
+        for (int i = 0; i < n; i++) {
+            streams[i] = links.get(i).streamGeneration();
+        }
         for (int m = 0; m < k; m++) {
             StepBatch batch = batch(parts.get(m));
             List<RowDraw> d = draws(parts.get(m));
@@ -59,11 +128,46 @@ final class PipelineExecutor extends ClusterExecutor {
                 links.get(i).send(StepRequest.newBuilder().setBatch(wire).build());
             }
         }
+        return new Sent(plan, parts, draws, t0, deadline, streams);
+    }
+
+    /**
+     * Fails at once a step whose streams were reset since it was sent: its answers will never come. A link that went down
+     * names its node; a survivor's stream reset by another step's failure makes this step fail with that reason.
+     */
+    private void requireStreams(Sent s) throws NodeFailure {
+        List<NodeLink> links = cluster.links();
+        for (int i = 0; i < links.size(); i++) {
+            NodeLink l = links.get(i);
+            if (l.streamGeneration() != s.streams()[i] && !l.isUp()) {
+                throw new NodeFailure(l, "node " + l.address + " is down: " + l.downReason());
+            }
+        }
+        for (int i = 0; i < links.size(); i++) {
+            if (links.get(i).streamGeneration() != s.streams()[i]) {
+                throw NodeFailure.staleStream(links.get(i), "step " + s.plan().stepId() + " was in flight when the step streams were reset ("
+                        + cluster.lastReset() + ")");
+            }
+        }
+    }
+
+    private StepResult receiveNodeToNode(Sent s) throws NodeFailure {
+        requireStreams(s);
+        StepPlan plan = s.plan();
+        List<StepPlan> parts = s.parts();
+        List<List<RowDraw>> draws = s.draws();
+        int k = parts.size();
+        List<NodeLink> links = cluster.links();
+        int n = links.size();
+        long deadline = s.deadline();
+        long t0 = s.t0();
         StepOutput[][] got = new StepOutput[n][k];
         long[] at = new long[n];
         NodeFailure dead = null;
         NodeFailure failed = null;
-        for (int i = 0; i < n; i++) {
+        // a dead stage ends the wait: the later stages' answers only say they waited for it (and a later stage that
+        // started this step after the death, another step in flight before it, waits for its rows until its timeout)
+        for (int i = 0; i < n && dead == null; i++) {
             for (int m = 0; m < k; m++) {
                 try {
                     got[i][m] = output(links.get(i), links.get(i).receive(deadline, plan.stepId()), plan.stepId());

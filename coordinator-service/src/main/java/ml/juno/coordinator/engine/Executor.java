@@ -15,13 +15,40 @@ import ml.juno.coordinator.scheduler.StepResult;
  * Blocks listed in a block table but not written by the row (prefix-cache hits) already hold that
  * sequence's K/V from an earlier step.
  *
- * <p>Called from the generation loop's single thread, one step at a time. A failure is returned as
+ * <p>Called from the generation loop's single thread, one step at a time (or, with {@link #stepsInFlight()} above 1,
+ * several begun and finished in order). A failure is returned as
  * {@link StepResult.Failure} (a thrown runtime exception is treated the same way); every sequence in the
  * step then finishes with {@code error}. Implementations: the in-process CPU engine, the pipeline and
  * tensor-parallel clusters.
  */
 public interface Executor {
     StepResult execute(StepPlan plan);
+
+    /**
+     * Steps this executor works on at once: 1 (the default: the loop calls {@link #execute}, one step at a time), or
+     * more for a pipeline of that many stages, whose first stage can start a step while the later ones still compute
+     * earlier steps. With more than 1 the loop keeps up to that many steps of disjoint sequences in flight through
+     * {@link #begin} and {@link #finish}.
+     */
+    default int stepsInFlight() {
+        return 1;
+    }
+
+    /**
+     * Sends {@code plan} on its way without waiting for its result (only when {@link #stepsInFlight()} is above 1); its
+     * result comes from {@link #finish}. A failure to send is reported by {@code finish} too, never thrown here.
+     */
+    default void begin(StepPlan plan) {
+        throw new UnsupportedOperationException("this executor runs one step at a time");
+    }
+
+    /**
+     * Waits for the result of {@code plan}, the oldest step {@link #begin begun} and not finished yet: steps finish in
+     * the order they were begun. Failures as {@link #execute}'s.
+     */
+    default StepResult finish(StepPlan plan) {
+        throw new UnsupportedOperationException("this executor runs one step at a time");
+    }
 
     /**
      * Changes whenever KV memory that earlier steps wrote may have been lost (a node restarted and reloaded its shard);

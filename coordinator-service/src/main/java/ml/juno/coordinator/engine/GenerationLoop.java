@@ -23,6 +23,12 @@ import ml.juno.coordinator.scheduler.SubmitResult;
  * {@link TokenEvents} (a request's {@link RequestOutput}, which turns them into text on its own thread). The loop moves
  * tokens and formats nothing.
  *
+ * <p>With an executor that keeps several steps in flight (a pipeline: {@link Executor#stepsInFlight()} = its stages),
+ * the loop begins a step of the sequences no step in flight holds while earlier steps are still in the stages, up to
+ * that many, and applies each step's update as it finishes, in the order begun. A sequence is in one step at a time,
+ * so its tokens are the ones one step at a time gives (seeded draws included); the scheduler never preempts, and
+ * releases (cancelled) no sequence a step in flight holds.
+ *
  * <p>{@link #submit} and {@link #cancel} may be called from any thread; they take the scheduler's lock
  * briefly. The executor runs outside the lock, so submissions never wait for a forward pass. Tests
  * drive the loop step by step with {@link #runOnce()}; production calls {@link #start()}.
@@ -40,8 +46,16 @@ public final class GenerationLoop implements AutoCloseable {
         }
     }
 
+    /** A step begun and not finished yet: its plan, the KV epoch it was planned in, its start, its JFR event. */
+    private record InFlight(StepPlan plan, long epoch, long startNanos, SchedulerStepEvent event) {}
+
     private final Scheduler scheduler;
     private final Executor executor;
+    /** Steps kept in flight at most ({@link Executor#stepsInFlight()}); 1: schedule → execute → update, one at a time. */
+    private final int depth;
+    /** The steps begun and not finished, oldest first (the loop's thread, or the caller of {@link #runOnce}, only). */
+    private final java.util.ArrayDeque<InFlight> inFlight = new java.util.ArrayDeque<>();
+    private volatile int mostInFlight;
     private final Object lock = new Object();
     private final Map<Long, Active> active = new ConcurrentHashMap<>();
     private volatile boolean running;
@@ -51,7 +65,18 @@ public final class GenerationLoop implements AutoCloseable {
     public GenerationLoop(Scheduler scheduler, Executor executor) {
         this.scheduler = scheduler;
         this.executor = executor;
+        this.depth = Math.max(1, executor.stepsInFlight());
         this.seenEpoch = kvEpoch();
+    }
+
+    /** Steps this loop keeps in flight at most (1 unless the executor is a pipeline). */
+    public int depth() {
+        return depth;
+    }
+
+    /** The most steps that were in flight at once so far. */
+    public int mostInFlight() {
+        return mostInFlight;
     }
 
     /**
@@ -144,11 +169,68 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     /**
-     * One iteration: schedule, execute (unless the plan is empty), update, deliver.
+     * One iteration: schedule, execute (unless the plan is empty), update, deliver. With steps in flight ({@link
+     * #depth()} above 1): begin steps of sequences not in flight until {@code depth} are, then finish the oldest and
+     * apply its update.
      *
      * @return false when there was nothing to do
      */
     public boolean runOnce() {
+        return depth > 1 ? runPipelined() : runSerial();
+    }
+
+    /**
+     * The pipelined iteration. Each step is planned from the sequences no step in flight holds, with at most its share
+     * of the running sequences ({@code ceil(running / depth)}), so that the next step has others to run; the executor
+     * finishes steps in the order they were begun and each step's update is applied as it finishes, so every sequence
+     * sees exactly the steps, and the tokens, it would see one step at a time.
+     */
+    private boolean runPipelined() {
+        boolean worked = false;
+        while (inFlight.size() < depth) {
+            SchedulerStepEvent event = SchedulerStepEvent.startIfEnabled();
+            StepPlan plan;
+            StepOutcome flushed = null;
+            long epoch = kvEpoch();
+            synchronized (lock) {
+                if (!scheduler.hasIdleWork()) {
+                    break;
+                }
+                if (epoch != seenEpoch) {
+                    scheduler.kvCache().forgetPrefixes();
+                    seenEpoch = epoch;
+                }
+                int share = Math.max(1, (scheduler.runningCount() + depth - 1) / depth);
+                plan = scheduler.schedule(share);
+                if (plan.isEmpty()) {
+                    flushed = scheduler.update(plan, StepResult.empty()); // finishes of cancelled sequences, if any
+                }
+            }
+            worked = true;
+            if (flushed != null) {
+                deliver(flushed);
+                if (event != null) {
+                    finishEvent(event, plan, 0);
+                }
+                break; // nothing else can run until a step in flight finishes (or new work arrives)
+            }
+            long t0 = System.nanoTime();
+            begin(plan);
+            inFlight.addLast(new InFlight(plan, epoch, t0, event));
+            if (inFlight.size() > mostInFlight) {
+                mostInFlight = inFlight.size();
+            }
+        }
+        InFlight f = inFlight.pollFirst();
+        if (f == null) {
+            return worked;
+        }
+        StepResult result = finish(f.plan());
+        complete(f.plan(), result, f.epoch(), System.nanoTime() - f.startNanos(), f.event());
+        return true;
+    }
+
+    private boolean runSerial() {
         SchedulerStepEvent event = SchedulerStepEvent.startIfEnabled(); // null unless a JFR recording wants it
         StepPlan plan;
         long epoch = kvEpoch();
@@ -163,8 +245,16 @@ public final class GenerationLoop implements AutoCloseable {
             plan = scheduler.schedule();
         }
         long t0 = System.nanoTime();
+        if (!plan.isEmpty() && mostInFlight == 0) {
+            mostInFlight = 1;
+        }
         StepResult result = plan.isEmpty() ? StepResult.empty() : execute(plan);
-        long stepNanos = System.nanoTime() - t0;
+        complete(plan, result, epoch, System.nanoTime() - t0, event);
+        return true;
+    }
+
+    /** A step's result, applied: the KV-epoch check, the update, the delivery, the trace and the JFR event. */
+    private void complete(StepPlan plan, StepResult result, long epoch, long stepNanos, SchedulerStepEvent event) {
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
             // (a step that failed already keeps its own reason too, which names the node)
@@ -182,7 +272,6 @@ public final class GenerationLoop implements AutoCloseable {
         if (event != null) {
             finishEvent(event, plan, outcome.tokens().size());
         }
-        return true;
     }
 
     /** {@code --verbose}: one line per step, the plan and its time. */
@@ -231,6 +320,37 @@ public final class GenerationLoop implements AutoCloseable {
             return r != null ? r : new StepResult.Failure("executor returned no result");
         } catch (RuntimeException e) {
             return new StepResult.Failure("step " + plan.stepId() + " failed: " + e);
+        }
+    }
+
+    private void begin(StepPlan plan) {
+        try {
+            executor.begin(plan);
+        } catch (RuntimeException e) {
+            failedBegin.put(plan, new StepResult.Failure("step " + plan.stepId() + " failed: " + e));
+        }
+    }
+
+    /** Steps whose {@link Executor#begin} threw (a broken executor): their {@link #finish} is that failure. */
+    private final Map<StepPlan, StepResult> failedBegin = new java.util.IdentityHashMap<>();
+
+    private StepResult finish(StepPlan plan) {
+        StepResult failed = failedBegin.remove(plan);
+        if (failed != null) {
+            return failed;
+        }
+        try {
+            StepResult r = executor.finish(plan);
+            return r != null ? r : new StepResult.Failure("executor returned no result");
+        } catch (RuntimeException e) {
+            return new StepResult.Failure("step " + plan.stepId() + " failed: " + e);
+        }
+    }
+
+    /** Finishes every step still in flight and applies its update (the loop is stopping). */
+    private void drain() {
+        for (InFlight f; (f = inFlight.pollFirst()) != null; ) {
+            complete(f.plan(), finish(f.plan()), f.epoch(), System.nanoTime() - f.startNanos(), f.event());
         }
     }
 
@@ -286,6 +406,14 @@ public final class GenerationLoop implements AutoCloseable {
     }
 
     private void loop() {
+        try {
+            steps();
+        } finally {
+            drain(); // steps still in the pipeline finish before close() cancels what is left
+        }
+    }
+
+    private void steps() {
         while (running) {
             if (!runOnce()) {
                 synchronized (lock) {
@@ -322,6 +450,8 @@ public final class GenerationLoop implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        } else {
+            drain(); // driven by runOnce: its steps in flight end here
         }
         for (Long id : active.keySet()) {
             FinishedSequence f;

@@ -263,10 +263,20 @@ public final class Scheduler {
 
     /** Builds the next step. May be empty (nothing to run, or everything waits for blocks). */
     public StepPlan schedule() {
+        return schedule(Integer.MAX_VALUE);
+    }
+
+    /**
+     * Builds the next step from the sequences not in a step still in flight (planned, its {@link #update} not applied
+     * yet: a sequence is never in two steps at once), with at most {@code maxRows} rows of running sequences (decode rows
+     * and prefill chunks; admissions are not counted), so that a pipelined loop can keep another step, of other
+     * sequences, in flight. May be empty.
+     */
+    public StepPlan schedule(int maxRows) {
         step++;
         for (int i = running.size() - 1; i >= 0; i--) {
             Sequence seq = running.get(i);
-            if (seq.cancelled != null) {
+            if (seq.cancelled != null && seq.inFlight < 0) { // in flight: released after its step's update
                 pendingFinished.add(release(seq, seq.cancelled, ""));
             }
         }
@@ -275,9 +285,9 @@ public final class Scheduler {
         int budget = config.maxTokensPerStep();
 
         // 1. decode rows, best first; preempt from the worst end when blocks run out
-        for (int i = 0; i < running.size() && budget > 0; i++) {
+        for (int i = 0; i < running.size() && budget > 0 && rows.size() < maxRows; i++) {
             Sequence seq = running.get(i);
-            if (!seq.isDecoding()) {
+            if (!seq.isDecoding() || seq.inFlight >= 0) {
                 continue;
             }
             boolean ok = true;
@@ -298,9 +308,9 @@ public final class Scheduler {
 
         // 2. prefill chunks of running sequences, each tenant within its share of the budget
         int share = prefillShare(budget);
-        for (int i = 0; i < running.size() && budget > 0; i++) {
+        for (int i = 0; i < running.size() && budget > 0 && rows.size() < maxRows; i++) {
             Sequence seq = running.get(i);
-            if (seq.scheduledStep == step || seq.isDecoding()) {
+            if (seq.scheduledStep == step || seq.isDecoding() || seq.inFlight >= 0) {
                 continue;
             }
             int chunk = Math.min(seq.length - seq.numComputed, Math.min(budget, room(seq, share)));
@@ -342,7 +352,7 @@ public final class Scheduler {
         }
 
         // 4. all running sequences stuck in prefill without blocks: free the worst so the rest can move
-        if (rows.isEmpty() && !running.isEmpty()) {
+        if (rows.isEmpty() && !running.isEmpty() && !anyInFlight()) { // else a step in flight will free or move something
             preempt(running.get(running.size() - 1));
         }
         return new StepPlan(step, rows);
@@ -358,6 +368,7 @@ public final class Scheduler {
         List<SampledToken> tokens = new ArrayList<>();
         List<FinishedSequence> finished = new ArrayList<>(pendingFinished);
         pendingFinished.clear();
+        boolean[] mine = landed(plan);
         String failure = switch (result) {
             case StepResult.Failure f -> f.message();
             case StepResult.Tokens t when t.rows() != plan.sampledRowCount() ->
@@ -367,9 +378,9 @@ public final class Scheduler {
             case StepResult.Tokens t -> null;
         };
         if (failure != null) {
-            for (ScheduledRow row : plan.rows()) {
-                Sequence seq = live(row.sequenceId());
-                if (seq != null) {
+            for (int r = 0; r < plan.rows().size(); r++) {
+                Sequence seq = live(plan.rows().get(r).sequenceId());
+                if (seq != null && mine[r]) { // a failed step fails its own sequences, no other step's
                     finished.add(release(seq, FinishReason.ERROR, failure));
                 }
             }
@@ -385,7 +396,7 @@ public final class Scheduler {
             int firstHidden = hiddenRow;
             hiddenRow += row.chunk().hiddenCount();
             Sequence seq = live(row.sequenceId());
-            if (seq == null || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
+            if (seq == null || !mine[r] || seq.cancelled != null || seq.numComputed != row.chunk().startPosition()) {
                 continue; // finished, cancelled or preempted since the plan was made
             }
             if (row.chunk().scored().length > 0) {
@@ -421,6 +432,47 @@ public final class Scheduler {
             }
         }
         return new StepOutcome(scores, tokens, finished);
+    }
+
+    /**
+     * Which rows of {@code plan} are still their sequence's step (the sequence has not been planned again since), the
+     * in-flight marks of those cleared: their sequences may be planned again.
+     */
+    private boolean[] landed(StepPlan plan) {
+        boolean[] mine = new boolean[plan.rows().size()];
+        for (int r = 0; r < mine.length; r++) {
+            Sequence seq = byId.get(plan.rows().get(r).sequenceId());
+            if (seq != null && seq.inFlight == plan.stepId()) {
+                seq.inFlight = -1;
+                mine[r] = true;
+            }
+        }
+        return mine;
+    }
+
+    private boolean anyInFlight() {
+        for (Sequence s : running) {
+            if (s.inFlight >= 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when {@link #schedule} may find something to do now: a sequence waits, a finish is unreported, or a running
+     * sequence is not in a step in flight.
+     */
+    public boolean hasIdleWork() {
+        if (!waiting.isEmpty() || !pendingFinished.isEmpty()) {
+            return true;
+        }
+        for (Sequence s : running) {
+            if (s.inFlight < 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The scores of {@code chunk}'s prompt tokens that {@code seq} has not had yet (a recomputed chunk scores again). */
@@ -518,6 +570,7 @@ public final class Scheduler {
 
     private ScheduledRow row(Sequence seq, int count) {
         seq.scheduledStep = step;
+        seq.inFlight = step;
         int start = seq.numComputed;
         int[] chunkTokens = Arrays.copyOfRange(seq.tokens(), start, start + count);
         if (seq.isEmbedding()) {
@@ -679,7 +732,7 @@ public final class Scheduler {
         int mostTenant = 0;
         int mostGroup = 0;
         for (Sequence s : running) {
-            if (s.priority() < next.priority()) {
+            if (s.priority() < next.priority() || s.inFlight >= 0) { // a step in flight holds it (and has drawn from its generator)
                 continue;
             }
             int t = runningOf(runningByTenant, s.tenant);
@@ -709,7 +762,7 @@ public final class Scheduler {
     private Sequence worstUnscheduled() {
         for (int i = running.size() - 1; i >= 0; i--) {
             Sequence s = running.get(i);
-            if (s.scheduledStep != step) {
+            if (s.scheduledStep != step && s.inFlight < 0) { // never one a step in flight holds
                 return s;
             }
         }

@@ -27,6 +27,8 @@ final class Sequence {
     int scoredUpTo;               // promptLogprobs: prompt positions [0, scoredUpTo) have scored their next token
     int slot = -1;
     long scheduledStep = -1;
+    /** The step whose update this sequence waits for (its last row's step until then), or -1: never in two steps at once. */
+    long inFlight = -1;
     FinishReason cancelled;       // null while live; else how its cancel ends it
     ml.juno.engine.embedding.Pooling pooling;     // an embedding's pooling; null for generation
     ml.juno.engine.embedding.EmbeddingPool pool;  // its rows so far (made at the first hidden row; null after a preemption)

@@ -60,33 +60,49 @@ public final class PeerClusters {
      */
     public static void killNode1ThenRestart(InferenceEngine e, NodeProcesses nodes, AtomicReference<ClusterExecutor> executor,
                                             String prompt, List<Integer> want) throws Exception {
-        AtomicInteger got = new AtomicInteger();
-        CountDownLatch started = new CountDownLatch(4);
-        CompletableFuture<String> done = new CompletableFuture<>();
-        SubmitResult r = e.submit(new GenerationRequest(e.tokenizer().encode(prompt), SamplingParams.greedy(), StopCondition.of(400), 0, -1, 0),
-                new GenerationListener() {
-                    @Override
-                    public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
-                        got.incrementAndGet();
-                        started.countDown();
-                    }
+        killNode1ThenRestart(e, nodes, executor, prompt, want, 1);
+    }
 
-                    @Override
-                    public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
-                        done.complete(reason + " " + message);
-                    }
-                });
-        assertTrue(r instanceof SubmitResult.Accepted, r.toString());
+    /**
+     * {@link #killNode1ThenRestart(InferenceEngine, NodeProcesses, AtomicReference, String, List)} with {@code streams}
+     * generations running at once (a pipeline then has several steps in flight when the node dies): every one must end
+     * with an error naming the node within the step deadline.
+     */
+    public static void killNode1ThenRestart(InferenceEngine e, NodeProcesses nodes, AtomicReference<ClusterExecutor> executor,
+                                            String prompt, List<Integer> want, int streams) throws Exception {
+        AtomicInteger got = new AtomicInteger();
+        CountDownLatch started = new CountDownLatch(4 * streams);
+        List<CompletableFuture<String>> ends = new java.util.ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+            CompletableFuture<String> done = new CompletableFuture<>();
+            ends.add(done);
+            SubmitResult r = e.submit(new GenerationRequest(e.tokenizer().encode(prompt + (i == 0 ? "" : " " + i)), SamplingParams.greedy(),
+                    StopCondition.of(400), 0, -1, 0), new GenerationListener() {
+                @Override
+                public void onToken(int choice, int tokenId, String text, TokenLogprobs logprobs) {
+                    got.incrementAndGet();
+                    started.countDown();
+                }
+
+                @Override
+                public void onChoiceFinished(int choice, FinishReason reason, Usage usage, String message) {
+                    done.complete(reason + " " + message);
+                }
+            });
+            assertTrue(r instanceof SubmitResult.Accepted, r.toString());
+        }
         assertTrue(started.await(30, TimeUnit.SECONDS), "no tokens");
         int port = nodes.get(1).port();
         String nodeId = nodes.id(1);
         nodes.get(1).process().destroyForcibly(); // SIGKILL: its streams to the coordinator and to its peers just break
         long killed = System.nanoTime();
-        String end = done.get(STEP.toSeconds() + 5, TimeUnit.SECONDS);
-        long ms = (System.nanoTime() - killed) / 1_000_000;
-        assertTrue(end.startsWith("ERROR") && end.contains("127.0.0.1:" + port), "ended with: " + end);
-        assertTrue(ms < STEP.toMillis() + 1000, "the generation ended " + ms + " ms after the kill (step deadline " + STEP + ")");
-        assertTrue(got.get() < 400, "it stopped at the failure");
+        for (CompletableFuture<String> done : ends) {
+            String end = done.get(STEP.toSeconds() + 5, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - killed) / 1_000_000;
+            assertTrue(end.startsWith("ERROR") && end.contains("127.0.0.1:" + port), "ended with: " + end);
+            assertTrue(ms < STEP.toMillis() + 1000, "the generation ended " + ms + " ms after the kill (step deadline " + STEP + ")");
+        }
+        assertTrue(got.get() < 400 * streams, "it stopped at the failure");
 
         try (AppLauncher back = AppLauncher.start(nodeId + "-restarted", AppLauncher.nodeApp(), Map.of("juno.node.id", nodeId),
                 Duration.ofSeconds(90), port)) {
