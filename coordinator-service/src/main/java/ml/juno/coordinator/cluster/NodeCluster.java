@@ -147,11 +147,21 @@ final class NodeCluster implements AutoCloseable {
      * failed step after applying the failure policy.
      */
     StepResult run(StepPlan plan, Step step) {
+        return locked(plan, step, true);
+    }
+
+    /**
+     * {@code step} under the cluster lock: with {@code upFirst}, a failure at once while a node is down; a node's failure
+     * (or any other) becomes a failed step after the failure policy.
+     */
+    private StepResult locked(StepPlan plan, Step step, boolean upFirst) {
         lock.lock();
         try {
-            for (NodeLink l : links) {
-                if (!l.isUp()) {
-                    return new StepResult.Failure("cluster degraded: node " + l.address + " is down (" + l.downReason() + "); reconnecting");
+            if (upFirst) {
+                for (NodeLink l : links) {
+                    if (!l.isUp()) {
+                        return new StepResult.Failure("cluster degraded: node " + l.address + " is down (" + l.downReason() + "); reconnecting");
+                    }
                 }
             }
             try {
@@ -178,38 +188,15 @@ final class NodeCluster implements AutoCloseable {
      * {@link #receive}, steps in the order sent.
      */
     StepResult send(StepPlan plan, Send send) {
-        lock.lock();
-        try {
-            for (NodeLink l : links) {
-                if (!l.isUp()) {
-                    return new StepResult.Failure("cluster degraded: node " + l.address + " is down (" + l.downReason() + "); reconnecting");
-                }
-            }
-            try {
-                send.send(plan);
-                return null;
-            } catch (NodeFailure e) {
-                return fail(plan, e);
-            } catch (RuntimeException e) {
-                return fail(plan, new NodeFailure(null, "step " + plan.stepId() + " failed: " + e, true));
-            }
-        } finally {
-            lock.unlock();
-        }
+        return locked(plan, p -> {
+            send.send(p);
+            return null;
+        }, true);
     }
 
     /** The second half of {@link #run}: waits for the answers to a step {@link #send} sent. */
     StepResult receive(StepPlan plan, Step receive) {
-        lock.lock();
-        try {
-            return receive.run(plan);
-        } catch (NodeFailure e) {
-            return fail(plan, e);
-        } catch (RuntimeException e) {
-            return fail(plan, new NodeFailure(null, "step " + plan.stepId() + " failed: " + e, true));
-        } finally {
-            lock.unlock();
-        }
+        return locked(plan, receive, false);
     }
 
     /** Why the step streams were last reset ("" until they were), for the steps that were in flight on them. */

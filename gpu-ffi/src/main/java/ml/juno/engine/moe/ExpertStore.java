@@ -379,15 +379,8 @@ public final class ExpertStore implements AutoCloseable {
 
     /** A slot for a miss: a free cache slot, else an evicted one, else staging; {@code null} when all are busy. */
     private Slot take() {
-        if (freeCacheCount > 0) {
-            return cache[freeCache[--freeCacheCount]];
-        }
-        Slot v = victim();
+        Slot v = takeCache();
         if (v != null) {
-            if (layers[v.layer].resident[v.expert] == v) {
-                layers[v.layer].resident[v.expert] = null;
-            }
-            v.valid = false;
             return v;
         }
         if (freeStagingCount > 0) {

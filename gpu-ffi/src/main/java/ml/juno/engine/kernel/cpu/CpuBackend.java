@@ -425,14 +425,12 @@ public final class CpuBackend implements Backend {
      * up, the activation and down with its own products and buffers, and writes the weighted outputs to the expert's
      * own rows of {@link ExpertBatch#mixed}; the values are those of the experts run one by one.
      */
-    private final class JavaExpertJob implements ComputePool.Body {
+    private final class JavaExpertJob extends ExpertRun {
         private final JavaProducts[] products;
         private final float[][] in;
         private final float[][] out;
         private final float[][] gate;
         private final float[][] up;
-        private int[] order = new int[16];
-        private ExpertBatch b;
 
         JavaExpertJob(int threads) {
             products = new JavaProducts[threads];
@@ -442,23 +440,6 @@ public final class CpuBackend implements Backend {
             up = new float[threads][0];
             for (int i = 0; i < threads; i++) {
                 products[i] = new JavaProducts(1);
-            }
-        }
-
-        void order(int i, int k) {
-            if (i == order.length) {
-                order = java.util.Arrays.copyOf(order, 2 * i);
-            }
-            order[i] = k;
-        }
-
-        void run(ExpertBatch batch, int n) {
-            sortLargestFirst(order, n, batch);
-            this.b = batch;
-            try {
-                pool.parallelFor(n, this);
-            } finally {
-                this.b = null;
             }
         }
 
@@ -494,6 +475,33 @@ public final class CpuBackend implements Backend {
             }
             p.matmul(eb.down(k), go, o, rows, false);
             eb.scatter(k, o);
+        }
+    }
+
+    /**
+     * A step's experts over the team, whole experts per worker, largest first ({@link #order}, then {@link #run}); the
+     * subclass computes expert {@code order[chunk]} of {@link #b} in {@link #run(int, int)}.
+     */
+    private abstract class ExpertRun implements ComputePool.Body {
+        int[] order = new int[16];
+        ExpertBatch b;
+
+        /** Puts expert {@code k} at place {@code i} of the next run. */
+        final void order(int i, int k) {
+            if (i == order.length) {
+                order = java.util.Arrays.copyOf(order, 2 * i);
+            }
+            order[i] = k;
+        }
+
+        final void run(ExpertBatch batch, int n) {
+            sortLargestFirst(order, n, batch);
+            this.b = batch;
+            try {
+                pool.parallelFor(n, this);
+            } finally {
+                this.b = null;
+            }
         }
     }
 
@@ -558,33 +566,13 @@ public final class CpuBackend implements Backend {
      * its expert's rows, quantizes them, runs gate and up, the activation, quantizes that and runs down in its own
      * buffers, then writes the weighted outputs to the expert's own rows of {@link ExpertBatch#mixed}.
      */
-    private final class ExpertJob implements ComputePool.Body {
+    private final class ExpertJob extends ExpertRun {
         private final Scratch[] scratch;
-        private int[] order = new int[16];
-        private ExpertBatch b;
 
         ExpertJob(int threads) {
             scratch = new Scratch[threads];
             for (int i = 0; i < threads; i++) {
                 scratch[i] = new Scratch();
-            }
-        }
-
-        /** Puts expert {@code k} at place {@code i} of the next run. */
-        void order(int i, int k) {
-            if (i == order.length) {
-                order = java.util.Arrays.copyOf(order, 2 * i);
-            }
-            order[i] = k;
-        }
-
-        void run(ExpertBatch batch, int n) {
-            sortLargestFirst(order, n, batch);
-            this.b = batch;
-            try {
-                pool.parallelFor(n, this);
-            } finally {
-                this.b = null;
             }
         }
 
