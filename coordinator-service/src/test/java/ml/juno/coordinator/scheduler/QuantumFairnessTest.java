@@ -99,9 +99,18 @@ class QuantumFairnessTest {
         assertEquals(0, plain.scheduler.quantumPreemptions());
         assertTrue(sliced.scheduler.quantumPreemptions() > 10, "preempted " + sliced.scheduler.quantumPreemptions());
         assertEquals(plain.tokens, sliced.tokens);
+        // resuming is cheap: the committed blocks are found in the prefix cache, so each preemption recomputes at most
+        // its last partial block (block size 4) and the token fed back
+        long extra = computed(sliced) - computed(plain);
+        assertTrue(extra <= sliced.scheduler.quantumPreemptions() * 4,
+                extra + " tokens recomputed for " + sliced.scheduler.quantumPreemptions() + " preemptions");
         for (List<Integer> t : sliced.tokens.values()) {
             assertEquals(120, t.size());
         }
+    }
+
+    private static long computed(Harness h) {
+        return h.plans.stream().mapToLong(StepPlan::totalTokens).sum();
     }
 
     /** Twelve seeded single-choice requests of 120 tokens on four slots, and one n=16 request. */
