@@ -20,7 +20,9 @@ import ml.juno.coordinator.sampling.TokenLogprobs;
  * running sequences, then newly admitted waiting sequences (by priority, then arrival), each taking
  * what budget is left; a long prompt is split over several steps. When a decode row needs a block and
  * none is left, the worst running sequence (priority, then arrival) is preempted: its blocks are freed
- * and it goes back to waiting, to be recomputed later (mostly from the prefix cache).
+ * and it goes back to waiting, to be recomputed later (mostly from the prefix cache). Fairness between tenants and
+ * groups (see {@link #submit(GenerationRequest, Object, Object)}) may also take a slot, at most one per step: by running
+ * counts, or by the time slice of {@link SchedulerConfig#quantumSteps()} (see {@code quantumVictim}).
  *
  * <p>Each row carries its sequence's {@link SamplerState}; the engine samples next to the logits and
  * {@link #update} takes the sampled token ids: it appends them, checks stop tokens and lengths, releases
@@ -57,6 +59,7 @@ public final class Scheduler {
     private long step;
     private long preemptions;
     private long fairnessPreemptions;
+    private long quantumPreemptions;
     private long generatedTokens;
 
     /** @param vocabSize tokens of the model's vocabulary: prompts and sampled tokens are checked against it */
@@ -150,6 +153,8 @@ public final class Scheduler {
             seq.tenant = tenant;
         }
         state.accept(seq.tokens(), 0, seq.length);
+        seq.since = step;
+        seq.queued = step;
         waiting.add(seq);
         byId.put(seq.id, seq);
         return new SubmitResult.Accepted(seq.id);
@@ -343,6 +348,7 @@ public final class Scheduler {
                 seq.cachedPromptTokens = Math.min(cached, seq.promptLength());
             }
             seq.state = Sequence.State.RUNNING;
+            seq.since = step;
             seq.slot = freeSlots[--freeSlotCount];
             insertRunning(seq);
             int chunk = Math.min(seq.length - cached, allowed);
@@ -605,7 +611,8 @@ public final class Scheduler {
 
     /**
      * The waiting sequence to admit next: best priority, then the tenant with the fewest running, then the group with
-     * the fewest running, then arrival.
+     * the fewest running, then the longest queued (since submission, or since it last yielded its slot to the time-slice
+     * rule), then arrival.
      */
     private Sequence nextWaiting() {
         return nextWaiting(Integer.MAX_VALUE);
@@ -624,7 +631,8 @@ public final class Scheduler {
             int g = runningOf(runningByGroup, s.group);
             if (best == null || s.priority() < best.priority()
                     || (s.priority() == best.priority() && (t < bestTenant || (t == bestTenant
-                    && (g < bestGroup || (g == bestGroup && s.arrival < best.arrival)))))) {
+                    && (g < bestGroup || (g == bestGroup && (s.queued < best.queued
+                    || (s.queued == best.queued && s.arrival < best.arrival)))))))) {
                 best = s;
                 bestTenant = t;
                 bestGroup = g;
@@ -748,10 +756,70 @@ public final class Scheduler {
                 mostGroup = g;
             }
         }
+        if (victim == null) {
+            victim = quantumVictim(next);
+            if (victim != null) {
+                quantumPreemptions++;
+                yielded(victim);
+            }
+        }
         if (victim != null) {
             preempt(victim);
             fairnessPreemptions++;
         }
+    }
+
+    /**
+     * The time-slice rule, for {@code next} (its group has none running): once it has waited {@link
+     * SchedulerConfig#quantumSteps()} steps since it was queued or preempted, the running sequence of no better priority
+     * that has run longest since its admission, at least a quantum, gives up its slot (ties: the tenant with the most
+     * running, then the latest to arrive). Its committed blocks stay in the prefix cache, so it resumes by recomputing
+     * little more than its last partial block, and its sampler state is kept, so its tokens are those of an
+     * uninterrupted run. Null when the quantum is off, {@code next} is younger than it, or no sequence has run a quantum.
+     */
+    private Sequence quantumVictim(Sequence next) {
+        long q = config.quantumSteps();
+        if (q <= 0 || step - next.since < q) {
+            return null;
+        }
+        Sequence victim = null;
+        long longest = 0;
+        int mostTenant = 0;
+        for (Sequence s : running) {
+            if (s.priority() < next.priority() || s.inFlight >= 0 || s.isEmbedding()) {
+                continue;
+            }
+            long ran = step - s.since;
+            if (ran < q) {
+                continue;
+            }
+            int t = runningOf(runningByTenant, s.tenant);
+            if (victim == null || ran > longest || (ran == longest && (t > mostTenant
+                    || (t == mostTenant && s.arrival > victim.arrival)))) {
+                victim = s;
+                longest = ran;
+                mostTenant = t;
+            }
+        }
+        return victim;
+    }
+
+    /**
+     * {@code victim} gave up its slot to the time-slice rule: it and the waiting sequences of its group (the other
+     * choices of its request) queue again from now, behind those that waited longer, the one it yields to among them.
+     */
+    private void yielded(Sequence victim) {
+        victim.queued = step;
+        for (Sequence s : waiting) {
+            if (s.group == victim.group) {
+                s.queued = step;
+            }
+        }
+    }
+
+    /** Of {@link #fairnessPreemptions()}, those of the time-slice rule (a quantum run out). */
+    public long quantumPreemptions() {
+        return quantumPreemptions;
     }
 
     /** Sequences preempted to give a waiting request its share. */
@@ -779,6 +847,7 @@ public final class Scheduler {
         seq.numComputed = 0;
         seq.pool = null; // an embedding pools again from position 0
         seq.state = Sequence.State.WAITING;
+        seq.since = step;
         waiting.add(seq);
         preemptions++;
     }

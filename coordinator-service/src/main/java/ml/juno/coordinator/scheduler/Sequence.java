@@ -27,6 +27,10 @@ final class Sequence {
     int scoredUpTo;               // promptLogprobs: prompt positions [0, scoredUpTo) have scored their next token
     int slot = -1;
     long scheduledStep = -1;
+    /** The scheduler step at which this sequence was last queued (submitted or preempted) or admitted: its age in its state. */
+    long since;
+    /** Its place among waiting sequences of equal standing: the step it was submitted, or last gave up its slot to the time-slice rule. */
+    long queued;
     /** The step whose update this sequence waits for (its last row's step until then), or -1: never in two steps at once. */
     long inFlight = -1;
     FinishReason cancelled;       // null while live; else how its cancel ends it

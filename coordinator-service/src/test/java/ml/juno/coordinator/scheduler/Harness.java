@@ -26,10 +26,15 @@ final class Harness {
     final Map<Long, List<PromptScores>> scores = new HashMap<>();
 
     Harness(int vocab, int budget, int maxRunning, int maxWaiting, KvCacheConfig kvConfig) {
+        this(vocab, budget, maxRunning, maxWaiting, kvConfig, SchedulerConfig.defaultQuantumSteps());
+    }
+
+    /** With a fairness quantum of {@code quantumSteps} (0: off). */
+    Harness(int vocab, int budget, int maxRunning, int maxWaiting, KvCacheConfig kvConfig, int quantumSteps) {
         this.kv = new KvCacheManager(kvConfig);
         int maxLen = (int) Math.min(4096, kvConfig.capacityTokens());
-        this.scheduler = new Scheduler(new SchedulerConfig(budget, maxRunning, maxWaiting, maxLen, Duration.ofSeconds(2)),
-                kv, vocab);
+        this.scheduler = new Scheduler(new SchedulerConfig(budget, maxRunning, maxWaiting, maxLen, Duration.ofSeconds(2),
+                quantumSteps), kv, vocab);
         this.sampling = new SamplingStage(vocab);
         this.engine = new FakeEngine(vocab, budget, kvConfig.numBlocks(), kvConfig.blockSize());
     }
