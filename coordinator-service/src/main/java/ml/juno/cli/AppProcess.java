@@ -36,10 +36,29 @@ final class AppProcess {
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
         cmd.addAll(jvmOptions);
+        inherited(systemProperties).forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         cmd.add("-jar");
         cmd.add(app.toString());
         return cmd;
+    }
+
+    /** This launcher's own properties, never passed on: where it is installed, and whom it watches. */
+    private static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("juno.home", "juno.parent-pid");
+
+    /**
+     * The launcher's {@code juno.*} system properties that {@code explicit} does not set (in name order), passed on to the
+     * app it starts: a tuning property given in {@code JUNO_JAVA_OPTS} (e.g. {@code -Djuno.scheduler.quantum-steps=0})
+     * reaches the server of {@code juno local} and the nodes of {@code juno cluster}, not only the launcher's JVM.
+     */
+    static Map<String, String> inherited(Map<String, String> explicit) {
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (String k : System.getProperties().stringPropertyNames()) {
+            if (k.startsWith("juno.") && !NOT_INHERITED.contains(k) && !explicit.containsKey(k)) {
+                out.put(k, System.getProperty(k));
+            }
+        }
+        return out;
     }
 
     /** Runs the app in the foreground with our stdin/stdout/stderr and returns its exit code. */
