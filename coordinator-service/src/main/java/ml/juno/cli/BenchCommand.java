@@ -120,8 +120,10 @@ final class BenchCommand implements Callable<Integer> {
             description = "With --nodes: folder of the node logs, one run folder per bench (default: ${DEFAULT-VALUE}).")
     Path logDir;
 
-    @Option(names = "--cold", description = "Start cold: drop the model file from the OS page cache before loading "
-            + "(posix_fadvise DONTNEED) and time the first run too (no warm-up).")
+    @Option(names = "--cold", description = "Start with the model on disk: after one untimed pp and tg run (the code "
+            + "compiled), the model file's pages are dropped from the OS page cache (posix_fadvise DONTNEED, this "
+            + "process's mapping released first) and the expert cache is emptied; then pp and tg are timed without "
+            + "warm-ups, tg going on from pp's state (use -r 1).")
     boolean cold;
 
     @Override
@@ -172,21 +174,29 @@ final class BenchCommand implements Callable<Integer> {
             BackendInfo ran;
             ExpertStats ppExperts = null;
             ExpertStats tgExperts = null;
-            if (cold) {
-                String why = PageCache.drop(path);
-                if (why != null) {
-                    spec.commandLine().getErr().println("juno: --cold: " + why + "; the page cache may be warm");
-                }
-            }
+            ExpertStats ppFrom = null;
+            ExpertStats tgFrom = null;
             try (Model m = load(file, new EngineOptions(t, Math.max(p, n), kv, Math.min(p, 512), 1));
                  InferenceSession s = m.newSession()) {
                 if (Math.max(p, n) > s.contextLength()) {
                     throw new CliException("-p/-n of " + Math.max(p, n) + " exceed the model's context of " + s.contextLength());
                 }
-                Bench bench = new Bench(s, !cold);
+                // the expert telemetry of the timed runs only: a snapshot before the first, another after the last
+                ExpertStats[] first = new ExpertStats[1];
+                Bench bench = new Bench(s, !cold, rep -> {
+                    if (rep == 0) {
+                        first[0] = m.expertStats();
+                    }
+                });
+                if (cold) { // compiled first, then the bytes dropped once: pp reads what it needs, tg goes on from there
+                    bench.warmUp(p, n);
+                    coldStart(m, file);
+                }
                 pp = bench.pp(p, reps);
+                ppFrom = first[0];
                 ppExperts = m.expertStats();
                 tg = bench.tg(n, reps);
+                tgFrom = first[0];
                 tgExperts = m.expertStats();
                 stepBytes = m.weightBytes();
                 ran = BackendInfo.of(m.backend());
@@ -213,8 +223,8 @@ final class BenchCommand implements Callable<Integer> {
                 o.put("cold", cold);
                 if (tgExperts != null) {
                     ObjectNode e = o.putObject("experts");
-                    ExpertsReport.json(e.putObject("pp"), ExpertsReport.of(null, ppExperts));
-                    ExpertsReport.json(e.putObject("tg"), ExpertsReport.of(ppExperts, tgExperts));
+                    ExpertsReport.json(e.putObject("pp"), ExpertsReport.of(ppFrom, ppExperts));
+                    ExpertsReport.json(e.putObject("tg"), ExpertsReport.of(tgFrom, tgExperts));
                     e.put("budget_bytes", tgExperts.tier().budgetBytes());
                     e.put("slot_bytes", tgExperts.tier().slotBytes());
                     e.put("cache_slots", tgExperts.tier().cacheSlots());
@@ -246,12 +256,27 @@ final class BenchCommand implements Callable<Integer> {
                             tier.direct() ? "O_DIRECT" : "page cache", tier.preloadBytes() == 0 ? ""
                                     : String.format(Locale.ROOT, ", every expert read at open (%.1f MiB in %.2f s)",
                                     tier.preloadBytes() / 1048576.0, tier.preloadNanos() / 1e9)));
-                    out.println("experts " + ExpertsReport.of(null, ppExperts).text("pp"));
-                    out.println("experts " + ExpertsReport.of(ppExperts, tgExperts).text("tg"));
+                    out.println("experts " + ExpertsReport.of(ppFrom, ppExperts).text("pp"));
+                    out.println("experts " + ExpertsReport.of(tgFrom, tgExperts).text("tg"));
                 }
             }
             out.flush();
             return 0;
+        }
+    }
+
+    /**
+     * {@code --cold} after the warm-up: the expert cache emptied (a full one read again) and the model file's pages
+     * dropped from the page cache, so the timed runs read from disk what they need; says so if the page cache could
+     * not be dropped.
+     */
+    private void coldStart(Model m, GgufFile file) {
+        if (m.expertStore() != null) {
+            m.expertStore().empty();
+        }
+        String why = PageCache.dropMapped(file.path(), file.segment());
+        if (why != null) {
+            spec.commandLine().getErr().println("juno: --cold: " + why + "; the page cache may be warm");
         }
     }
 
@@ -261,7 +286,7 @@ final class BenchCommand implements Callable<Integer> {
             throw new CliException("--nodes must be in 1..64, got " + nodes);
         }
         if (cold) {
-            throw new CliException("--cold times loading in this process; it does not apply with --nodes");
+            throw new CliException("--cold empties this process's caches; it does not apply with --nodes");
         }
         Parallelism par;
         ActivationDtype wire;

@@ -48,6 +48,31 @@ class BenchCommandTest {
         assertEquals(auto[1], o.path("isa").asText(), o.toString());
     }
 
+    /**
+     * {@code --cold} times a pp and a tg that start from disk after an untimed warm-up: with every expert read each
+     * time (a cache of 0) the timed runs' telemetry shows only their own reads, none a hit; memory-mapped, the page
+     * cache is dropped without a complaint.
+     */
+    @Test
+    void cold_timesRunsThatReadFromDisk_afterAWarmUp() throws Exception {
+        String moe = Path.of(System.getProperty("juno.models.dir", "../models"), "testdata", "tiny-random", "tiny-qwen3moe-random-Q4_K_M.gguf")
+                .toString();
+        JunoCliTest.Run r = JunoCliTest.run("bench", "-m", moe, "-t", "1", "-p", "6", "-n", "5", "-r", "1", "--cold",
+                "--json", "--expert-cache", "0");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(!r.err().contains("page cache may be warm"), r.err());
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        assertTrue(o.get("cold").asBoolean());
+        JsonNode tg = o.path("experts").path("tg");
+        assertEquals(0.0, tg.get("hit_rate").asDouble(), o.toString());
+        // 5 tokens, 2 layers, 2 experts a token each: 20 misses, each at least one read; the warm-up's are not counted
+        assertTrue(tg.get("reads").asLong() >= 20 && tg.get("reads").asLong() <= 20 * 3, o.toString());
+        JunoCliTest.Run mapped = JunoCliTest.run("bench", "-m", moe, "-t", "1", "-p", "6", "-n", "5", "-r", "1", "--cold", "--json");
+        assertEquals(0, mapped.code(), mapped.err());
+        assertTrue(!mapped.err().contains("page cache may be warm"), mapped.err());
+        assertTrue(new ObjectMapper().readTree(mapped.out()).get("tg_tps").asDouble() > 0);
+    }
+
     @Test
     void nodes_badSplitOrWireOrColdStart_areRefusedBeforeAnyNodeStarts() {
         JunoCliTest.Run split = JunoCliTest.run("bench", "-m", GenerateCommandTest.STORIES, "--nodes", "2", "--pType", "diagonal");

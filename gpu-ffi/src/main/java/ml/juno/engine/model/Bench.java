@@ -1,6 +1,7 @@
 package ml.juno.engine.model;
 
 import java.util.SplittableRandom;
+import java.util.function.IntConsumer;
 import ml.juno.engine.step.StepBatch;
 
 /**
@@ -14,6 +15,7 @@ public final class Bench {
     private final StepBatch.Builder batch;
     private final SplittableRandom random = new SplittableRandom(1234);
     private final boolean warmUp;
+    private final IntConsumer beforeTimed;
 
     public Bench(InferenceSession session) {
         this(session, true);
@@ -21,9 +23,15 @@ public final class Bench {
 
     /** {@code warmUp == false}: the first run is timed too (a cold start: page cache dropped, expert cache empty). */
     public Bench(InferenceSession session, boolean warmUp) {
+        this(session, warmUp, rep -> { });
+    }
+
+    /** {@code beforeTimed} is called with the repetition's index before each timed run, after its warm-up if any. */
+    public Bench(InferenceSession session, boolean warmUp, IntConsumer beforeTimed) {
         this.session = session;
         this.batch = new StepBatch.Builder(session.maxBatch());
         this.warmUp = warmUp;
+        this.beforeTimed = java.util.Objects.requireNonNull(beforeTimed, "beforeTimed");
     }
 
     private int token() {
@@ -49,6 +57,15 @@ public final class Bench {
         }
     }
 
+    /**
+     * One untimed prompt of {@code promptTokens} and one untimed generation of {@code genTokens}: the code compiled
+     * before a cold start that then times both without their own warm-ups ({@code warmUp == false}).
+     */
+    public void warmUp(int promptTokens, int genTokens) {
+        run(promptTokens, false);
+        run(genTokens, true);
+    }
+
     /** Prompt processing: {@code tokens} in one batch per repetition. */
     public BenchResult pp(int tokens, int reps) {
         return measure("pp" + tokens, tokens, reps, false);
@@ -68,6 +85,7 @@ public final class Bench {
         }
         double[] rates = new double[reps];
         for (int r = 0; r < reps; r++) {
+            beforeTimed.accept(r);
             long t0 = System.nanoTime();
             run(tokens, decode);
             rates[r] = tokens / ((System.nanoTime() - t0) / 1e9);

@@ -9,16 +9,27 @@ import ml.juno.engine.model.block.GatedFfn;
  * merged into runs where they are adjacent (one read for several), each run widened to the alignment. The matrices
  * land at their file offset modulo the alignment, so the layout never depends on which slot holds them.
  *
- * @param runPosition file offset of each run (aligned)
- * @param runLength   bytes of each run (aligned; may pass the end of the file)
- * @param runSlot     where each run starts in the slot
- * @param runNeed     bytes of each run that must be read (up to the end of its last matrix)
+ * @param runPosition file offset of each read (aligned); a run is one read, or several when cut into pieces
+ * @param runLength   bytes of each read (aligned; may pass the end of the file)
+ * @param runSlot     where each read starts in the slot
+ * @param runNeed     bytes of each read that must arrive (up to the end of its run's last matrix)
  * @param matrixSlot  where gate, up and down start in the slot
  */
 record ExpertPlan(long[] runPosition, int[] runLength, int[] runSlot, int[] runNeed, long[] matrixSlot, GatedFfn mapped) {
 
     /** The plan for {@code mapped}, whose matrices are slices of the file mapping starting at {@code base}. */
     static ExpertPlan of(GatedFfn mapped, MemorySegment base, int align) {
+        return of(mapped, base, align, 0);
+    }
+
+    /**
+     * As {@link #of(GatedFfn, MemorySegment, int)}, each run cut into reads of at most {@code chunk} bytes (a multiple
+     * of {@code align}; 0: one read per run).
+     */
+    static ExpertPlan of(GatedFfn mapped, MemorySegment base, int align, int chunk) {
+        if (chunk < 0 || chunk % align != 0) {
+            throw new IllegalArgumentException("read size " + chunk + " is not a multiple of the alignment " + align);
+        }
         WeightMatrix[] m = {mapped.gate(), mapped.up(), mapped.down()};
         long[] off = new long[3];
         long[] span = new long[3];
@@ -50,21 +61,36 @@ record ExpertPlan(long[] runPosition, int[] runLength, int[] runSlot, int[] runN
             }
             runOf[k] = runs - 1;
         }
-        long[] position = new long[runs];
-        int[] length = new int[runs];
-        int[] slot = new int[runs];
-        int[] needed = new int[runs];
-        long at = 0;
+        // each run cut into pieces of at most `chunk` bytes (aligned), read side by side: one expert's reads then keep
+        // several requests in flight, where a single long read would leave the device's queue shallow
+        int pieces = 0;
         for (int r = 0; r < runs; r++) {
-            position[r] = rp[r];
-            length[r] = Math.toIntExact(re[r] - rp[r]);
-            needed[r] = Math.toIntExact(need[r]);
-            slot[r] = Math.toIntExact(at);
-            at += length[r];
+            pieces += chunk <= 0 ? 1 : (int) ((re[r] - rp[r] + chunk - 1) / chunk);
+        }
+        long[] position = new long[pieces];
+        int[] length = new int[pieces];
+        int[] slot = new int[pieces];
+        int[] needed = new int[pieces];
+        int[] runSlot = new int[runs];
+        long at = 0;
+        int q = 0;
+        for (int r = 0; r < runs; r++) {
+            runSlot[r] = Math.toIntExact(at);
+            long needEnd = rp[r] + need[r];
+            long step = chunk <= 0 ? re[r] - rp[r] : chunk;
+            for (long ps = rp[r]; ps < re[r]; ps += step) {
+                long pe = Math.min(re[r], ps + step);
+                position[q] = ps;
+                length[q] = Math.toIntExact(pe - ps);
+                needed[q] = Math.toIntExact(Math.max(0, Math.min(needEnd, pe) - ps));
+                slot[q] = Math.toIntExact(at + (ps - rp[r]));
+                q++;
+            }
+            at += re[r] - rp[r];
         }
         long[] matrixSlot = new long[3];
         for (int k = 0; k < 3; k++) {
-            matrixSlot[k] = slot[runOf[k]] + (off[k] - rp[runOf[k]]);
+            matrixSlot[k] = runSlot[runOf[k]] + (off[k] - rp[runOf[k]]);
         }
         return new ExpertPlan(position, length, slot, needed, matrixSlot, mapped);
     }

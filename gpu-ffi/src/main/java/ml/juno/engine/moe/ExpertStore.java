@@ -43,23 +43,27 @@ public final class ExpertStore implements AutoCloseable {
      * heat ledger's decay per step and the share of cache slots the hottest experts keep pinned.
      */
     public record Options(int readers, int staging, boolean direct, float decay, float pinShare, boolean prefetch,
-                          boolean preload) {
+                          boolean preload, int chunk) {
+        /** Reads cut into pieces of at most this many bytes by default (rounded to the alignment). */
+        public static final int CHUNK = 256 * 1024;
+
         /** Without prefetching; a cache that holds every expert is filled at open. */
         public Options(int readers, int staging, boolean direct, float decay, float pinShare) {
-            this(readers, staging, direct, decay, pinShare, false, true);
+            this(readers, staging, direct, decay, pinShare, false, true, CHUNK);
         }
 
         public Options {
-            if (readers < 1 || staging < 0 || !(decay > 0 && decay <= 1) || !(pinShare >= 0 && pinShare < 1)) {
+            if (readers < 1 || staging < 0 || !(decay > 0 && decay <= 1) || !(pinShare >= 0 && pinShare < 1) || chunk < 0) {
                 throw new IllegalArgumentException("bad expert store options: " + readers + " readers, " + staging
-                        + " staging slots, decay " + decay + ", pinned share " + pinShare);
+                        + " staging slots, decay " + decay + ", pinned share " + pinShare + ", read size " + chunk);
             }
         }
 
         /**
-         * 16 readers, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable, no prefetching, a cache that
+         * 16 readers, reads of at most {@link #CHUNK} bytes, automatic staging, O_DIRECT, decay 0.98, half the cache pinnable, no prefetching, a cache that
          * holds every expert filled at open; {@code -Djuno.experts.readers}, {@code .staging}, {@code .direct},
-         * {@code .decay}, {@code .pinned}, {@code .prefetch}, {@code .preload} override.
+         * {@code .decay}, {@code .pinned}, {@code .prefetch}, {@code .preload}, {@code .chunk} (bytes per read; 0:
+         * one read per run of adjacent matrices) override.
          */
         public static Options defaults() {
             return new Options(Integer.getInteger("juno.experts.readers", 16), Integer.getInteger("juno.experts.staging", 0),
@@ -67,17 +71,18 @@ public final class ExpertStore implements AutoCloseable {
                     Float.parseFloat(System.getProperty("juno.experts.decay", "0.98")),
                     Float.parseFloat(System.getProperty("juno.experts.pinned", "0.5")),
                     Boolean.getBoolean("juno.experts.prefetch"),
-                    !"false".equals(System.getProperty("juno.experts.preload")));
+                    !"false".equals(System.getProperty("juno.experts.preload")),
+                    Integer.getInteger("juno.experts.chunk", CHUNK));
         }
 
         /** These options with prefetching on or off. */
         public Options withPrefetch(boolean on) {
-            return new Options(readers, staging, direct, decay, pinShare, on, preload);
+            return new Options(readers, staging, direct, decay, pinShare, on, preload, chunk);
         }
 
         /** These options with filling a cache that holds every expert at open, or not. */
         public Options withPreload(boolean on) {
-            return new Options(readers, staging, direct, decay, pinShare, prefetch, on);
+            return new Options(readers, staging, direct, decay, pinShare, prefetch, on, chunk);
         }
     }
 
@@ -163,17 +168,19 @@ public final class ExpertStore implements AutoCloseable {
         }
         int stagingSlots = o.staging() > 0 ? o.staging() : 2 * maxUsed;
         // the reader decides the alignment (O_DIRECT's block size); plans are made once it is known
-        ExpertReader r = new ExpertReader(file.path(), readers, 3 * 4096, o.direct());
+        ExpertReader r = new ExpertReader(file.path(), readers, 64 * 1024, o.direct());
         try {
             ExpertPlan[][] plans = new ExpertPlan[moe.size()][];
             long slot = 0;
             long all = 0;
+            int maxReads = 1;
             int experts = 0;
             for (int l = 0; l < plans.length; l++) {
                 GatedFfn[] ex = moe.get(l).experts();
                 plans[l] = new ExpertPlan[ex.length];
                 for (int e = 0; e < ex.length; e++) {
-                    plans[l][e] = ExpertPlan.of(ex[e], file.segment(), r.alignment());
+                    plans[l][e] = ExpertPlan.of(ex[e], file.segment(), r.alignment(), chunk(o.chunk(), r.alignment()));
+                    maxReads = Math.max(maxReads, plans[l][e].runPosition().length);
                     slot = Math.max(slot, plans[l][e].slotBytes());
                     all += plans[l][e].expertBytes();
                 }
@@ -187,14 +194,14 @@ public final class ExpertStore implements AutoCloseable {
             this.cache = new Slot[cacheSlots];
             this.freeCache = new int[cacheSlots];
             for (int i = 0; i < cacheSlots; i++) {
-                cache[i] = new Slot(i, true, mem.asSlice(i * slot, slot), 3);
+                cache[i] = new Slot(i, true, mem.asSlice(i * slot, slot), maxReads);
                 freeCache[i] = cacheSlots - 1 - i;
             }
             this.freeCacheCount = cacheSlots;
             this.staging = new Slot[stagingSlots];
             this.freeStaging = new int[stagingSlots];
             for (int i = 0; i < stagingSlots; i++) {
-                staging[i] = new Slot(i, false, mem.asSlice((cacheSlots + i) * slot, slot), 3);
+                staging[i] = new Slot(i, false, mem.asSlice((cacheSlots + i) * slot, slot), maxReads);
                 freeStaging[i] = stagingSlots - 1 - i;
             }
             this.freeStagingCount = stagingSlots;
@@ -303,6 +310,11 @@ public final class ExpertStore implements AutoCloseable {
 
     private static final int PRELOAD_WAVE = 512;
 
+    /** The read size {@code chunk} rounded down to a multiple of {@code align} (at least one); 0 stays 0. */
+    private static int chunk(int chunk, int align) {
+        return chunk == 0 ? 0 : Math.max(align, chunk / align * align);
+    }
+
     private void preloaded(Slot[] wave, int n) {
         for (int i = 0; i < n; i++) {
             Slot s = wave[i];
@@ -315,6 +327,42 @@ public final class ExpertStore implements AutoCloseable {
             layers[s.layer].resident[s.expert] = s;
             release(s);
             wave[i] = null;
+        }
+    }
+
+    /**
+     * Back to the state of a store just opened, for a benchmark's cold start after its warm-up: every cached expert
+     * forgotten, the heat ledger cleared, the slots free; a cache that holds every expert is read again at once (its
+     * reading timed as {@link ExpertStats.Tier#preloadNanos}, not as step traffic). Telemetry counters keep counting.
+     * Call between steps only (on the inference thread, no layer step open).
+     */
+    public void empty() {
+        for (Layer l : layers) {
+            if (l.needCount != 0) {
+                throw new IllegalStateException("expert store emptied during a step");
+            }
+        }
+        for (Slot s : cache) {
+            s.awaitReads(); // reads ahead still landing
+        }
+        settlingCount = 0;
+        Arrays.fill(settling, null);
+        for (Layer l : layers) {
+            Arrays.fill(l.resident, null);
+            Arrays.fill(l.ahead, null);
+            Arrays.fill(l.heat, 0f);
+        }
+        for (int i = 0; i < cache.length; i++) {
+            Slot s = cache[i];
+            s.valid = false;
+            s.locked = false;
+            s.lastUse = 0;
+            freeCache[i] = cache.length - 1 - i;
+        }
+        freeCacheCount = cache.length;
+        pinThreshold = Float.POSITIVE_INFINITY;
+        if (preloadBytes > 0) {
+            preload();
         }
     }
 

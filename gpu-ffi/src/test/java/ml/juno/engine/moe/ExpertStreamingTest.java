@@ -106,6 +106,59 @@ class ExpertStreamingTest {
     }
 
     /**
+     * Reads cut into pieces of one alignment unit each, and a store emptied after every prompt (what {@code juno bench
+     * --cold} does before each timed run), change no bit: the mapped logits at 2 slots and at all experts (read again
+     * at once when emptied); and after each emptying the experts are read again.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void smallReadsAndAnEmptiedStore_giveTheMappedLogitsBitForBit(String name, String kind) throws Exception {
+        Path file = model(name);
+        List<float[]> mapped = run(file, backend(kind), null, null);
+        long slot = slotBytes(file);
+        ExpertStore.Options d = ExpertStore.Options.defaults();
+        ExpertStore.Options small = new ExpertStore.Options(d.readers(), d.staging(), d.direct(), d.decay(), d.pinShare(),
+                false, true, 4096);
+        for (ExpertBudget b : List.of(ExpertBudget.ofBytes(2 * slot), ExpertBudget.parse("100%"))) {
+            ExpertStats[] stats = new ExpertStats[1];
+            long[] before = new long[2];
+            List<float[]> streamed = run(file, backend(kind), b, stats, small, (store, prompt) -> {
+                ExpertStats s = store.stats();
+                if (prompt == 1) {
+                    before[0] = s.traffic().reads();
+                    before[1] = s.tier().preloadBytes();
+                }
+                store.empty();
+                ExpertStats e = store.stats();
+                assertEquals(s.traffic().reads(), e.traffic().reads(), "telemetry keeps counting");
+                if (e.tier().cacheSlots() == 8) {
+                    assertTrue(e.tier().preloadNanos() > 0 && e.tier().preloadBytes() > 0, "a full cache is read again");
+                }
+            });
+            assertEquals(mapped.size(), streamed.size());
+            for (int r = 0; r < mapped.size(); r++) {
+                float[] x = mapped.get(r);
+                float[] y = streamed.get(r);
+                for (int i = 0; i < x.length; i++) {
+                    if (Float.floatToIntBits(x[i]) != Float.floatToIntBits(y[i])) {
+                        throw new AssertionError(name + " " + kind + " budget " + b + ", emptied: logits row " + r + " token "
+                                + i + ": mapped " + x[i] + ", streamed " + y[i]);
+                    }
+                }
+            }
+            ExpertStats s = stats[0];
+            assertTrue(s.healthy());
+            if (s.tier().cacheSlots() == 2) {
+                assertTrue(s.traffic().reads() > before[0], "read again after emptying");
+                assertTrue(s.traffic().reads() >= 2 * s.misses(), "each miss in several reads of 4 KiB: "
+                        + s.traffic().reads() + " reads, " + s.misses() + " misses");
+            } else {
+                assertEquals(0, s.misses(), "a full cache, read again at once: no step misses");
+            }
+        }
+    }
+
+    /**
      * Reading the next layer's likely experts ahead (layer 0's input through layer 1's router, into cache slots while
      * layer 0 computes) changes only where bytes come from: the mapped logits bit for bit with a cache of 2 slots (one
      * slot a layer: guesses evict experts the step then misses), 4 and all; and experts are read ahead, and some of
@@ -241,16 +294,31 @@ class ExpertStreamingTest {
     /** {@link #run(Path, Backend.Factory, ExpertBudget, ExpertStats[])} with explicit store options. */
     static List<float[]> run(Path file, Backend.Factory backend, ExpertBudget budget, ExpertStats[] stats,
                              ExpertStore.Options storeOptions) throws Exception {
+        return run(file, backend, budget, stats, storeOptions, (store, prompt) -> { });
+    }
+
+    /** What a run does with its store before each prompt after the first. */
+    interface BetweenPrompts {
+        void at(ExpertStore store, int prompt);
+    }
+
+    /** {@link #run(Path, Backend.Factory, ExpertBudget, ExpertStats[], ExpertStore.Options)} calling {@code between}. */
+    static List<float[]> run(Path file, Backend.Factory backend, ExpertBudget budget, ExpertStats[] stats,
+                             ExpertStore.Options storeOptions, BetweenPrompts between) throws Exception {
         List<float[]> out = new ArrayList<>();
         try (GgufFile f = GgufFile.open(file);
              Model m = Model.load(f, options(), backend)) {
+            ExpertStore store = null;
             if (budget != null) {
-                m.streamExperts(f, budget, storeOptions);
+                store = m.streamExperts(f, budget, storeOptions);
             }
             try (InferenceSession s = m.newSession()) {
                 int vocab = m.config().dims().vocab();
                 StepBatch.Builder batch = new StepBatch.Builder(32);
                 for (int p = 0; p < 3; p++) {
+                    if (p > 0 && store != null) {
+                        between.at(store, p);
+                    }
                     batch.clear();
                     for (int i = 0; i < 13; i++) {
                         batch.add(0, i, 1 + (i * 7919 + p * 104729) % (vocab - 1), true);
