@@ -190,7 +190,7 @@ public final class ExpertStore implements AutoCloseable {
             this.budget = budget.resolve(slot * experts); // a share is of the tier that holds every expert
             int cacheSlots = (int) Math.min(experts, this.budget / slot);
             this.arena = Arena.ofShared();
-            MemorySegment mem = arena.allocate(slot * (cacheSlots + stagingSlots), r.alignment());
+            MemorySegment mem = HugeMemory.allocate(arena, slot * (cacheSlots + stagingSlots), r.alignment());
             this.cache = new Slot[cacheSlots];
             this.freeCache = new int[cacheSlots];
             for (int i = 0; i < cacheSlots; i++) {
