@@ -18,15 +18,14 @@ public final class Bench {
     private final IntConsumer beforeTimed;
 
     public Bench(InferenceSession session) {
-        this(session, true);
+        this(session, true, rep -> { });
     }
 
-    /** {@code warmUp == false}: the first run is timed too (a cold start: page cache dropped, expert cache empty). */
-    public Bench(InferenceSession session, boolean warmUp) {
-        this(session, warmUp, rep -> { });
-    }
-
-    /** {@code beforeTimed} is called with the repetition's index before each timed run, after its warm-up if any. */
+    /**
+     * {@code warmUp == false}: each measurement's first run is timed too (after {@link #warmUp(int, int)} and a cold
+     * start: page cache dropped, expert cache empty); {@code beforeTimed} is called with the repetition's index before
+     * each timed run.
+     */
     public Bench(InferenceSession session, boolean warmUp, IntConsumer beforeTimed) {
         this.session = session;
         this.batch = new StepBatch.Builder(session.maxBatch());

@@ -65,7 +65,7 @@ record ExpertPlan(long[] runPosition, int[] runLength, int[] runSlot, int[] runN
         // several requests in flight, where a single long read would leave the device's queue shallow
         int pieces = 0;
         for (int r = 0; r < runs; r++) {
-            pieces += chunk <= 0 ? 1 : (int) ((re[r] - rp[r] + chunk - 1) / chunk);
+            pieces += chunk == 0 ? 1 : (int) ((re[r] - rp[r] + chunk - 1) / chunk);
         }
         long[] position = new long[pieces];
         int[] length = new int[pieces];
@@ -77,7 +77,7 @@ record ExpertPlan(long[] runPosition, int[] runLength, int[] runSlot, int[] runN
         for (int r = 0; r < runs; r++) {
             runSlot[r] = Math.toIntExact(at);
             long needEnd = rp[r] + need[r];
-            long step = chunk <= 0 ? re[r] - rp[r] : chunk;
+            long step = chunk == 0 ? re[r] - rp[r] : chunk;
             for (long ps = rp[r]; ps < re[r]; ps += step) {
                 long pe = Math.min(re[r], ps + step);
                 position[q] = ps;
