@@ -47,7 +47,9 @@ public interface DecoderModel {
 
     /**
      * Final norm and output projection for {@code count} rows whose hidden states are packed in {@code hidden}
-     * ({@code [count][embedding]}, overwritten), logits into {@code logits} ({@code [count][vocab]}). Last shard only.
+     * ({@code [count][embedding]}, overwritten), logits into {@code logits} ({@code [count][vocab]}). Last shard only; a
+     * tensor-parallel rank computes its vocabulary rows and gathers the rest from its peers, so every rank ends with
+     * every logit.
      */
     void head(Backend backend, float[] hidden, int count, float[] logits);
 

@@ -19,7 +19,8 @@ import ml.juno.engine.model.block.RmsNorm;
  * queries use (KV heads are split when {@code P} divides their count, replicated when their count divides {@code P}),
  * FFN columns {@code [r·F/P, (r+1)·F/P)} (each expert's, for MoE), and the matching input columns of the output
  * projections, so the partial sums of all ranks add up to the whole layer. Output-side biases belong to rank 0 only.
- * Embeddings, norms and the output head are replicated.
+ * Embeddings and norms are replicated; the output head is split by vocabulary rows ({@link #vocabRange}), each rank
+ * computing its rows' logits and {@link AllReduce#gatherColumns gathering} the rest.
  */
 public final class ShardTensors {
     private final GgufFile file;
@@ -182,10 +183,26 @@ public final class ShardTensors {
      * layer and weight type, so a LoRA delta ({@code LoraPlan}) is sliced exactly as the weights are.
      */
     public static int[] ffnRange(int total, ShardSpec shard) {
+        return range(total, shard, FFN_UNITS, "an FFN width");
+    }
+
+    /**
+     * Rows {@code [start, start+count)} of the output head (of {@code vocab} rows) that {@code shard}'s rank computes:
+     * as {@link #ffnRange}, in shares of 64 rows where the vocabulary has one for every slice (the packed kernels' groups
+     * of 16 rows stay whole), else 16, else single rows. Slices are contiguous in rank order.
+     */
+    public static int[] vocabRange(int vocab, ShardSpec shard) {
+        return range(vocab, shard, VOCAB_UNITS, "a vocabulary");
+    }
+
+    private static final int[] FFN_UNITS = {256, 32};
+    private static final int[] VOCAB_UNITS = {64, 16};
+
+    private static int[] range(int total, ShardSpec shard, int[] sizes, String what) {
         int parts = shard.tensorParts();
         int rank = shard.tensorRank();
         int unit = 1;
-        for (int u : new int[] {256, 32}) { // the largest block that still leaves every slice some
+        for (int u : sizes) { // the largest block that still leaves every slice some
             if (total % u == 0 && total / u >= parts) {
                 unit = u;
                 break;
@@ -197,7 +214,7 @@ public final class ShardTensors {
         }
         int units = total / unit;
         if (units < parts) {
-            throw new IllegalArgumentException("cannot split an FFN width of " + total + " into " + parts + " tensor-parallel slices");
+            throw new IllegalArgumentException("cannot split " + what + " of " + total + " into " + parts + " tensor-parallel slices");
         }
         int base = units / parts;
         int extra = units % parts;

@@ -36,10 +36,16 @@ public final class TransformerDecoder implements DecoderModel {
 
     /**
      * The last shard's output: final norm, output matrix ({@code null}s on other shards) and the final logit soft cap
-     * ({@code logits = cap·tanh(logits/cap)}; 0 = none).
+     * ({@code logits = cap·tanh(logits/cap)}; 0 = none). A tensor-parallel rank's {@code output} holds only the
+     * vocabulary rows {@code [vocabFrom, vocabFrom + output.rows())} ({@link ShardTensors#vocabRange}); the others'
+     * logits come from its peers ({@link AllReduce#gatherColumns}).
      */
-    public record Head(RmsNorm norm, WeightMatrix output, float softcap) {
-        public static final Head NONE = new Head(null, null, 0f);
+    public record Head(RmsNorm norm, WeightMatrix output, float softcap, int vocabFrom) {
+        public static final Head NONE = new Head(null, null, 0f, 0);
+
+        public Head(RmsNorm norm, WeightMatrix output, float softcap) {
+            this(norm, output, softcap, 0);
+        }
     }
 
     public TransformerDecoder(ShardTensors t, Input input, DecoderLayer[] layers, Head head) {
@@ -113,7 +119,11 @@ public final class TransformerDecoder implements DecoderModel {
         RmsNorm norm = new RmsNorm(m.vector(TensorNames.global(TensorNames.OUTPUT_NORM), d.embedding()), t.config().normEps());
         WeightMatrix output = m.optionalMatrix(TensorNames.global(TensorNames.OUTPUT), d.embedding(), d.vocab())
                 .orElseGet(() -> m.matrix(TensorNames.global(TensorNames.TOKEN_EMBD), d.embedding(), d.vocab()));
-        return new Head(norm, output, softcap);
+        if (t.shard().tensorParts() == 1) {
+            return new Head(norm, output, softcap);
+        }
+        int[] rows = ShardTensors.vocabRange(d.vocab(), t.shard());
+        return new Head(norm, output.rowSlice(rows[0], rows[1]), softcap, rows[0]);
     }
 
     /** The standard input of the first shard: {@code token_embd}, rows scaled by {@code scale}. */
@@ -227,13 +237,18 @@ public final class TransformerDecoder implements DecoderModel {
             throw new IllegalStateException("this shard (layers " + shard.firstLayer() + ".." + shard.endLayer() + ") has no output head");
         }
         head.norm().apply(backend, hidden, hidden, count);
+        int vocab = config.dims().vocab();
+        int width = head.output().rows(); // the whole vocabulary, or this rank's rows of it
         backend.matmul(head.output(), hidden, logits, count);
         float cap = head.softcap();
         if (cap > 0f) {
-            int n = count * config.dims().vocab();
+            int n = count * width;
             for (int i = 0; i < n; i++) {
                 logits[i] = (float) Math.tanh(logits[i] / cap) * cap;
             }
+        }
+        if (width != vocab) {
+            allReduce.gatherColumns(logits, count, vocab, head.vocabFrom(), width);
         }
     }
 }

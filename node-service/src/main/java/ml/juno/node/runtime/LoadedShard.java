@@ -212,7 +212,8 @@ final class LoadedShard implements AutoCloseable {
             }
             activations.decode(session.hiddenStates(), 0);
         }
-        Logits logits = session.forward(producesLogits ? b : b.withoutLogits());
+        // every tensor-parallel rank computes its vocabulary rows of the head (the ranks gather them); rank 0 answers
+        Logits logits = session.forward(producesLogits || assignment.isTensorParallel() ? b : b.withoutLogits());
         Activations logitRows = null;
         Activations hidden = null;
         Activations finalHidden = null;

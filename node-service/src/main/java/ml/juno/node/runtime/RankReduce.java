@@ -52,6 +52,7 @@ public final class RankReduce implements AutoCloseable {
 
     private final ShardLoad.Tensor shard;
     private final ActivationCodec codec;
+    private final ActivationCodec exact; // FLOAT32 in the wire's byte order: gathered logits
     private final Duration timeout;
     private final PeerQueue[] inbox; // [rank]; null for this rank
     private Outbound outbound;
@@ -96,6 +97,7 @@ public final class RankReduce implements AutoCloseable {
         this.grpcTo = new boolean[shard.worldSize()];
         this.shard = shard;
         this.codec = codec;
+        this.exact = ActivationCodec.of(ActivationDtype.FLOAT32, codec.order());
         this.timeout = shard.reduceTimeoutMillis() > 0 ? Duration.ofMillis(shard.reduceTimeoutMillis()) : timeout;
         this.inbox = new PeerQueue[shard.worldSize()];
         for (int r = 0; r < inbox.length; r++) {
@@ -177,6 +179,52 @@ public final class RankReduce implements AutoCloseable {
             }
         }
         System.arraycopy(sum, 0, x, 0, size);
+        return sent;
+    }
+
+    /**
+     * The output head's vocabulary slices ({@link ml.juno.engine.model.block.AllReduce#gatherColumns}): this rank's
+     * {@code [rows][width]} block at the start of {@code x} goes to every peer in FLOAT32 whatever the wire's type (logits
+     * are drawn from; they are not rounded), and the peers' blocks land in their columns, rank {@code r}'s starting where
+     * rank {@code r-1}'s end. Numbered and bounded as an all-reduce; what it sent.
+     */
+    long gather(long stepId, int index, float[] x, int rows, int total, int from, int width, long stepStartNanos,
+                BooleanSupplier cancelled) {
+        Activations mine = Activations.encode(exact, x, 0, rows, width);
+        long sent = send(stepId, index, mine);
+        ml.juno.engine.model.block.AllReduce.spreadRows(x, rows, total, from, width);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int start = 0;
+        for (int r = 0; r < inbox.length; r++) {
+            int w;
+            if (r == shard.rank()) {
+                if (from != start) {
+                    throw new IllegalStateException("gather " + index + " of step " + stepId + ": this rank's columns start at " + from
+                            + ", but the lower ranks' end at " + start);
+                }
+                w = width;
+            } else {
+                String what = "gather " + index + " of step " + stepId;
+                Activations theirs = shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
+                        : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
+                w = theirs.cols();
+                if (theirs.rows() != rows || theirs.dtype() != ActivationDtype.FLOAT32 || start + w > total) {
+                    throw new IllegalStateException(what + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
+                            + ", " + w + "] at column " + start + ", expected FLOAT32 rows of " + rows + " within " + total + " columns");
+                }
+                if (part.length < rows * w) {
+                    part = new float[rows * w];
+                }
+                theirs.decode(part, 0);
+                for (int i = 0; i < rows; i++) {
+                    System.arraycopy(part, i * w, x, i * total + start, w);
+                }
+            }
+            start += w;
+        }
+        if (start != total) {
+            throw new IllegalStateException("gather " + index + " of step " + stepId + ": the ranks' columns cover " + start + " of " + total);
+        }
         return sent;
     }
 

@@ -5,7 +5,7 @@ import ml.juno.engine.model.block.AllReduce;
 
 /**
  * The engine's {@link AllReduce} hook for a shard: numbers the reductions of the step in call order (every rank calls
- * them in the same order: attention output, then FFN output, per layer) and hands each to the shard's
+ * them in the same order: attention output, then FFN output, per layer, then the output head's gather) and hands each to the shard's
  * {@link RankReduce}, which sums it with the peers; counts the step's reductions, their time and the bytes sent. A
  * pipeline shard has no {@link RankReduce} and never reduces. Set per step by the inference thread.
  */
@@ -53,6 +53,17 @@ final class StepAllReduce implements AllReduce {
         }
         long t0 = System.nanoTime();
         bytesSent += ranks.allReduce(stepId, index++, x, rows, width, stepStart, cancelled);
+        waitNanos += System.nanoTime() - t0;
+    }
+
+    @Override
+    public void gatherColumns(float[] x, int rows, int total, int from, int width) {
+        if (ranks == null) {
+            AllReduce.super.gatherColumns(x, rows, total, from, width);
+            return;
+        }
+        long t0 = System.nanoTime();
+        bytesSent += ranks.gather(stepId, index++, x, rows, total, from, width, stepStart, cancelled);
         waitNanos += System.nanoTime() - t0;
     }
 }

@@ -128,6 +128,51 @@ class RankReduceTest {
         }
     }
 
+    /**
+     * The output head's vocabulary slices: every rank ends with every column, exactly as each rank computed its own (a
+     * FLOAT16 wire leaves logits unrounded), through the stand-in for gRPC and through shared memory (where /dev/shm is
+     * there); slices of unequal widths; a rank whose slice does not start where the lower ranks' end is refused.
+     */
+    @Test
+    void gatheredColumns_areEveryRanksExactSlice_inRankOrder() {
+        int rows = 3;
+        int total = 100;
+        int[][] slices = {{0, 40}, {40, 35}, {75, 25}};
+        float[] whole = random(7, rows * total);
+        long group = System.nanoTime() & 0xffff_fffL;
+        for (long shm : new long[] {0, 1 << 16}) {
+            List<RankReduce> ranks = ranks(3, ActivationDtype.FLOAT16, Duration.ofSeconds(5), group++, shm, new java.util.concurrent.atomic.AtomicLong());
+            List<CompletableFuture<float[]>> running = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                RankReduce me = ranks.get(r);
+                int from = slices[r][0];
+                int width = slices[r][1];
+                float[] x = new float[rows * total];
+                java.util.Arrays.fill(x, Float.NaN); // whatever the buffer held: every column must be written
+                for (int i = 0; i < rows; i++) {
+                    System.arraycopy(whole, i * total + from, x, i * width, width);
+                }
+                running.add(CompletableFuture.supplyAsync(() -> {
+                    me.gather(5, 44, x, rows, total, from, width, System.nanoTime(), () -> false);
+                    return x;
+                }, THREADS));
+            }
+            for (int r = 0; r < 3; r++) {
+                assertArrayEquals(whole, running.get(r).orTimeout(10, TimeUnit.SECONDS).join(), "shm payload " + shm + ", rank " + r);
+            }
+            ranks.forEach(RankReduce::close);
+        }
+
+        List<RankReduce> two = ranks(2, ActivationDtype.FLOAT32, Duration.ofSeconds(5));
+        CompletableFuture<Void> other = CompletableFuture.runAsync(() -> two.get(0).gather(6, 0, new float[rows * total], rows, total, 0, 50,
+                System.nanoTime(), () -> false), THREADS);
+        var wrong = assertThrows(IllegalStateException.class, () -> two.get(1).gather(6, 0, new float[rows * total], rows, total, 60, 40,
+                System.nanoTime(), () -> false));
+        assertEquals("gather 0 of step 6: this rank's columns start at 60, but the lower ranks' end at 50", wrong.getMessage());
+        var short_ = assertThrows(java.util.concurrent.CompletionException.class, () -> other.orTimeout(10, TimeUnit.SECONDS).join());
+        assertEquals("gather 0 of step 6: the ranks' columns cover 90 of 100", short_.getCause().getMessage());
+    }
+
     @Test
     void lossyWireDtypes_giveTheSameSumOnEveryRank() {
         for (ActivationDtype d : new ActivationDtype[] {ActivationDtype.FLOAT16, ActivationDtype.INT8}) {
