@@ -163,9 +163,7 @@ public final class RankReduce implements AutoCloseable {
                     mine.decode(dst, 0); // what the peers see of our partial, so every rank sums the same numbers
                 }
             } else {
-                String what = "all-reduce " + index + " of step " + stepId;
-                Activations theirs = shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
-                        : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
+                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, "all-reduce ");
                 if (!theirs.hasShape(rows, width)) {
                     throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent a partial of shape ["
                             + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
@@ -204,12 +202,10 @@ public final class RankReduce implements AutoCloseable {
                 }
                 w = width;
             } else {
-                String what = "gather " + index + " of step " + stepId;
-                Activations theirs = shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
-                        : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
+                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, "gather ");
                 w = theirs.cols();
                 if (theirs.rows() != rows || theirs.dtype() != ActivationDtype.FLOAT32 || start + w > total) {
-                    throw new IllegalStateException(what + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
+                    throw new IllegalStateException("gather " + index + " of step " + stepId + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
                             + ", " + w + "] at column " + start + ", expected FLOAT32 rows of " + rows + " within " + total + " columns");
                 }
                 if (part.length < rows * w) {
@@ -226,6 +222,13 @@ public final class RankReduce implements AutoCloseable {
             throw new IllegalStateException("gather " + index + " of step " + stepId + ": the ranks' columns cover " + start + " of " + total);
         }
         return sent;
+    }
+
+    /** Peer {@code r}'s message {@code index} of step {@code stepId}, by shared memory or gRPC; {@code kind} names it in errors. */
+    private Activations awaitPeer(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled, String kind) {
+        String what = kind + index + " of step " + stepId;
+        return shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
+                : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
     }
 
     /**
