@@ -1,15 +1,24 @@
 package ml.juno.coordinator.api;
 
+import io.netty.channel.Channel;
 import io.quarkus.runtime.Startup;
+import io.quarkus.vertx.http.HttpServerStart;
+import io.quarkus.vertx.http.HttpsServerStart;
 import io.quarkus.vertx.http.runtime.filters.Filters;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.impl.HttpServerImpl;
+import io.vertx.core.impl.VertxInternal;
+import io.vertx.core.net.impl.ConnectionBase;
+import io.vertx.core.net.impl.TCPServerBase;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.ObservesAsync;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +29,10 @@ import org.jboss.logging.Logger;
  * Connection time limits that never cut a long answer, a Vert.x filter in front of every route (before the API keys):
  *
  * <ul>
+ *   <li><b>First headers</b> ({@code juno.http.header-timeout}, 20 s; 0: off): a new connection whose first request's
+ *   headers are not complete that long after it connected is closed ({@link HeaderDeadline}, a Netty handler given to
+ *   every accepted connection), so a client that connects and sends nothing, or trickles its headers a byte at a time,
+ *   holds a connection no longer than that.</li>
  *   <li><b>Body read</b> ({@code juno.http.body-timeout}, 15 s; 0: off): a request whose body has not fully arrived that
  *   long after its headers (fewer body bytes than its {@code Content-Length}) gets 408 in OpenAI's error shape and its
  *   connection is closed, instead of waiting silently. Only while nothing has been answered yet: a request whose body
@@ -30,8 +43,9 @@ import org.jboss.logging.Logger;
  *   this bound too, so slow headers on a kept-alive connection are cut.</li>
  * </ul>
  *
- * A brand-new connection whose first request's headers never complete is not seen here (route filters run after the
- * headers); Vert.x's {@code quarkus.http.idle-timeout} bounds it when it sends nothing.
+ * Vert.x offers no public hook at connection time (Quarkus keeps {@code HttpServer.connectionHandler} for itself), so the
+ * first-headers bound reaches the listening Netty channel through Vert.x's internals ({@link #guard}); if that ever
+ * fails it says so once at start and guards from the first request on instead.
  */
 @Startup
 @ApplicationScoped
@@ -46,6 +60,9 @@ public class HttpTimeouts {
     private final Vertx vertx;
     private final long bodyMillis;
     private final long keepAliveMillis;
+    private final long headerMillis;
+    private final HeaderDeadline.Acceptor acceptor;
+    private final java.util.concurrent.atomic.AtomicBoolean warned = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<HttpConnection, Connection> connections = new ConcurrentHashMap<>();
 
     /** Requests in flight on one connection, and its idle timer (-1: none). */
@@ -56,13 +73,64 @@ public class HttpTimeouts {
 
     HttpTimeouts(Vertx vertx,
                  @ConfigProperty(name = "juno.http.body-timeout", defaultValue = "15s") Duration body,
-                 @ConfigProperty(name = "juno.http.keep-alive-timeout", defaultValue = "60s") Duration keepAlive) {
-        if (body.isNegative() || keepAlive.isNegative()) {
-            throw new IllegalArgumentException("juno.http.body-timeout and juno.http.keep-alive-timeout must be >= 0 (0: off)");
+                 @ConfigProperty(name = "juno.http.keep-alive-timeout", defaultValue = "60s") Duration keepAlive,
+                 @ConfigProperty(name = "juno.http.header-timeout", defaultValue = "20s") Duration header) {
+        if (body.isNegative() || keepAlive.isNegative() || header.isNegative()) {
+            throw new IllegalArgumentException(
+                    "juno.http.body-timeout, juno.http.keep-alive-timeout and juno.http.header-timeout must be >= 0 (0: off)");
         }
         this.vertx = vertx;
         this.bodyMillis = body.toMillis();
         this.keepAliveMillis = keepAlive.toMillis();
+        this.headerMillis = header.toMillis();
+        this.acceptor = new HeaderDeadline.Acceptor(headerMillis);
+    }
+
+    /**
+     * The HTTP server listens (an asynchronous event, once per server verticle): every connection it accepts from now
+     * on gets its first-headers deadline.
+     */
+    void started(@ObservesAsync HttpServerStart start) {
+        guardListening();
+    }
+
+    void started(@ObservesAsync HttpsServerStart start) {
+        guardListening();
+    }
+
+    private void guardListening() {
+        if (headerMillis == 0) {
+            return;
+        }
+        try {
+            Field bound = TCPServerBase.class.getDeclaredField("bindFuture");
+            bound.setAccessible(true);
+            int guarded = 0;
+            for (HttpServerImpl server : ((VertxInternal) vertx).sharedHttpServers().values()) {
+                if (bound.get(server) instanceof io.vertx.core.Future<?> f && f.result() instanceof Channel listening) {
+                    guard(listening);
+                    guarded++;
+                }
+            }
+            if (guarded == 0) {
+                throw new IllegalStateException("no listening channel found");
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            if (warned.getAndSet(true)) {
+                return;
+            }
+            LOG.warnf("juno.http.header-timeout: cannot reach Vert.x's listening channel at start (%s); connections are "
+                    + "guarded from the first request on", e);
+        }
+    }
+
+    /** Puts the deadline-giving acceptor first in {@code listening}'s pipeline, once. */
+    private void guard(Channel listening) {
+        synchronized (acceptor) {
+            if (listening.pipeline().get(HeaderDeadline.Acceptor.NAME) == null) {
+                listening.pipeline().addFirst(HeaderDeadline.Acceptor.NAME, acceptor);
+            }
+        }
     }
 
     /** Connections being watched (a request in flight or an idle timer running). */
@@ -96,6 +164,13 @@ public class HttpTimeouts {
     private void filter(RoutingContext rc) {
         HttpServerRequest request = rc.request();
         HttpConnection conn = request.connection();
+        if (headerMillis > 0 && conn instanceof ConnectionBase base) {
+            HeaderDeadline.disarm(base.channelHandlerContext().pipeline()); // its first headers came
+            Channel listening = base.channel().parent();
+            if (listening != null && listening.pipeline().get(HeaderDeadline.Acceptor.NAME) == null) {
+                guard(listening);
+            }
+        }
         if (conn != null && keepAliveMillis > 0) {
             Connection c = connections.computeIfAbsent(conn, k -> new Connection());
             synchronized (c) {

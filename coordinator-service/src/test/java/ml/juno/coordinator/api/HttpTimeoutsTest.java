@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * Connection time limits over a raw socket on the real port ({@link HttpTimeouts}, here 1 s each): a body shorter than
  * its Content-Length gets 408 and the connection closes; a request whose answer takes several times the bounds is not
  * cut, its kept-alive connection serves the next request, and once idle it is closed; headers that never end on a
- * kept-alive connection are cut. A 408 logs one INFO line and nothing louder (the request's late failure, when its
+ * kept-alive connection are cut; so is a new connection that sends nothing, or trickles its first headers a byte at a
+ * time (each byte would restart an idle timer). A 408 logs one INFO line and nothing louder (the request's late failure, when its
  * handler tries to answer after the 408, used to be an ERROR "Response has already been written" with a stack trace).
  */
 @QuarkusTest
@@ -34,7 +35,7 @@ class HttpTimeoutsTest {
     public static final class Short implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("juno.http.body-timeout", "1s", "juno.http.keep-alive-timeout", "1s");
+            return Map.of("juno.http.body-timeout", "1s", "juno.http.keep-alive-timeout", "1s", "juno.http.header-timeout", "1s");
         }
     }
 
@@ -166,6 +167,43 @@ class HttpTimeoutsTest {
             assertEquals("", readToClose(in));
             long ms = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(ms >= 500 && ms < 10_000, "cut within the keep-alive bound: " + ms + " ms");
+        }
+        assertEquals(200, given().get("/q/health/live").statusCode(), "the server is fine");
+    }
+
+    @Test
+    void aNewConnectionThatSendsNothing_isClosedAfterTheHeaderBound() throws Exception {
+        try (Socket s = connect()) {
+            long t0 = System.nanoTime();
+            assertEquals("", readToClose(s.getInputStream()));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= 900 && ms < 10_000, "closed after the 1 s header bound: " + ms + " ms");
+        }
+        assertEquals(200, given().get("/q/health/live").statusCode(), "the server is fine");
+    }
+
+    @Test
+    void firstHeadersTrickledAByteAtATime_areCut() throws Exception {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write("GET /q/health/live HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long t0 = System.nanoTime();
+            Thread trickle = Thread.ofVirtual().start(() -> {
+                try {
+                    for (int i = 0; i < 200; i++) { // 40 s of one byte every 200 ms, far past every bound
+                        Thread.sleep(200);
+                        out.write('a');
+                        out.flush();
+                    }
+                } catch (IOException | InterruptedException closed) {
+                    // the server closed the connection: what is expected
+                }
+            });
+            assertEquals("", readToClose(s.getInputStream()), "no answer, just the close");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= 800 && ms < 10_000, "cut after the 1 s header bound although bytes kept coming: " + ms + " ms");
+            trickle.interrupt();
         }
         assertEquals(200, given().get("/q/health/live").statusCode(), "the server is fine");
     }
