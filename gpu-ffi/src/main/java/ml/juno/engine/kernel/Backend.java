@@ -88,25 +88,35 @@ public interface Backend extends AutoCloseable {
     void add(float[] acc, float[] x, int n);
 
     /**
-     * Runs the experts of {@code b} (their weights' bytes all present): for each, its rows gathered, gate and up, the
-     * activation, down, and the weighted outputs into {@link ExpertBatch#mixed}. Each expert's values are what its
-     * products give for its rows alone, however the backend spreads the experts over its threads. Default: one expert
-     * after another, each product as {@link #matmul} computes it.
+     * Runs the experts of {@code b}: for each, its rows gathered, gate and up, the activation, down, and the weighted
+     * outputs into {@link ExpertBatch#mixed}; an incoming expert only after {@link ExpertBatch#arrive} (skipped when it
+     * says its bytes failed). Each expert's values are what its products give for its rows alone, however the backend
+     * spreads the experts over its threads. Default: one expert after another, each product as {@link #matmul}
+     * computes it, the incoming ones last.
      */
     default void experts(ExpertBatch b) {
-        for (int k = 0; k < b.count(); k++) {
-            int rows = b.rows(k);
-            WeightMatrix gate = b.gate(k);
-            b.gather(k, b.in);
-            matmul(gate, b.gate, b.up(k), b.up, null, null, b.in, rows);
-            if (b.gelu()) {
-                geglu(b.gate, b.up, rows, gate.rows());
-            } else {
-                swiglu(b.gate, b.up, rows, gate.rows());
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = 0; k < b.count(); k++) {
+                if (b.incoming(k) == (pass == 1) && b.arrive(k)) {
+                    expert(b, k);
+                }
             }
-            matmul(b.down(k), b.gate, b.out, rows);
-            b.scatter(k, b.out);
         }
+    }
+
+    /** Expert {@code k} of {@code b}, each product as {@link #matmul} computes it: {@link #experts}'s default way. */
+    private void expert(ExpertBatch b, int k) {
+        int rows = b.rows(k);
+        WeightMatrix gate = b.gate(k);
+        b.gather(k, b.in);
+        matmul(gate, b.gate, b.up(k), b.up, null, null, b.in, rows);
+        if (b.gelu()) {
+            geglu(b.gate, b.up, rows, gate.rows());
+        } else {
+            swiglu(b.gate, b.up, rows, gate.rows());
+        }
+        matmul(b.down(k), b.gate, b.out, rows);
+        b.scatter(k, b.out);
     }
 
     /**

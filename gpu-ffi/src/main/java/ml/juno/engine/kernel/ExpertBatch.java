@@ -11,6 +11,11 @@ import java.util.Arrays;
  *
  * <p>A choice is {@code row · used + rank}; the choices routed to expert {@code k} are
  * {@code choices[from(k) .. from(k) + rows(k))}. Reused step after step: {@link #clear}, {@link #add}, run.
+ *
+ * <p>An expert added with {@link #addIncoming} has its matrices over memory its bytes are still arriving in (a streamed
+ * expert being read): whichever thread computes it first calls {@link #arrive}, which waits for the bytes, and skips
+ * the expert when that says they failed (the source reports the failure afterwards). So the experts present run while
+ * the missing ones are read, and a missing one runs on the first thread free once it lands.
  */
 public final class ExpertBatch {
     /** Embedding width: the length of an input row and of an output row. */
@@ -40,6 +45,8 @@ public final class ExpertBatch {
     private final int[] ids;
     private final int[] from;
     private final int[] rows;
+    private final boolean[] incoming;
+    private Arrivals arrivals;
     private boolean gelu;
     private int count;
 
@@ -67,6 +74,14 @@ public final class ExpertBatch {
         this.ids = new int[experts];
         this.from = new int[experts];
         this.rows = new int[experts];
+        this.incoming = new boolean[experts];
+    }
+
+    /** Waits for an incoming expert's bytes; called on any thread, once per expert and step. */
+    @FunctionalInterface
+    public interface Arrivals {
+        /** Waits until expert {@code id}'s bytes have arrived; {@code false} when their read failed. */
+        boolean await(int id);
     }
 
     /** The step buffers an expert batch works in (see the fields of {@link ExpertBatch}). */
@@ -78,6 +93,8 @@ public final class ExpertBatch {
         Arrays.fill(gateW, 0, count, null);
         Arrays.fill(upW, 0, count, null);
         Arrays.fill(downW, 0, count, null);
+        Arrays.fill(incoming, 0, count, false);
+        this.arrivals = null;
         this.gelu = gelu;
         count = 0;
     }
@@ -98,6 +115,32 @@ public final class ExpertBatch {
         this.from[count] = from;
         this.rows[count] = rows;
         count++;
+    }
+
+    /**
+     * Adds expert {@code id} as {@link #add} does, its matrices over memory its bytes are still arriving in:
+     * {@code arrivals} waits for them ({@link #arrive}); one waiter for the whole batch.
+     */
+    public void addIncoming(int id, WeightMatrix gate, WeightMatrix up, WeightMatrix down, int from, int rows, Arrivals arrivals) {
+        if (this.arrivals != null && this.arrivals != arrivals) {
+            throw new IllegalArgumentException("one waiter for the incoming experts of a batch");
+        }
+        add(id, gate, up, down, from, rows);
+        this.arrivals = java.util.Objects.requireNonNull(arrivals, "arrivals");
+        incoming[count - 1] = true;
+    }
+
+    /** Whether expert {@code k}'s bytes may still be arriving ({@link #addIncoming}). */
+    public boolean incoming(int k) {
+        return incoming[k];
+    }
+
+    /**
+     * Before computing expert {@code k}: waits for its bytes if they are incoming; {@code false} when their read failed
+     * (the expert is then skipped: its output is never used, the step fails).
+     */
+    public boolean arrive(int k) {
+        return !incoming[k] || arrivals.await(ids[k]);
     }
 
     public int count() {

@@ -131,6 +131,8 @@ public final class ExpertStore implements AutoCloseable {
     private long tokens;
     private long steps;
     private long readWaitNanos;
+    /** Thread time the compute team spent in {@link Layer#awaitBytes} this layer step (any thread adds to it). */
+    private final java.util.concurrent.atomic.AtomicLong teamWaitNanos = new java.util.concurrent.atomic.AtomicLong();
     private long computeNanos;
     private final long[][] windowBits;
     private int windowTokens;
@@ -864,6 +866,19 @@ public final class ExpertStore implements AutoCloseable {
         }
 
         @Override
+        public GatedFfn incoming(int e) {
+            Slot s = assigned[at(e)]; // null: a miss not issued yet
+            return s == null ? null : s.ffn;
+        }
+
+        @Override
+        public boolean awaitBytes(int e) {
+            Slot s = assigned[position[e]];
+            teamWaitNanos.addAndGet(s.awaitReads());
+            return s.error == null;
+        }
+
+        @Override
         public void done(int e) {
             int p = at(e);
             Slot s = assigned[p];
@@ -894,6 +909,8 @@ public final class ExpertStore implements AutoCloseable {
                 position[need[i]] = -1;
             }
             needCount = 0;
+            // the team's waits (while the others computed) count as their share of the team's time
+            readWaitNanos += teamWaitNanos.getAndSet(0) / Math.max(1, backend.threads());
             // compute: the layer step's time not spent waiting for reads
             computeNanos += System.nanoTime() - stepStart - (readWaitNanos - waitAtStart);
             if (index == layers.length - 1) {

@@ -374,33 +374,49 @@ public final class CpuBackend implements Backend {
         }
         int threads = pool.threads();
         boolean events = MatMulEvent.enabled();
-        if (nat == null) {
-            // the Java kernels keep nothing packed: the same split, each worker's products on its own buffers
-            int together = 0;
-            for (int k = 0; k < c; k++) {
-                if (events || threads == 1 || (long) b.rows(k) * threads > total) {
-                    javaExpertAlone(b, k);
-                } else {
-                    javaExpertJob.order(together++, k);
-                }
-            }
-            if (together > 0) {
-                javaExpertJob.run(b, together);
-            }
-            return;
-        }
+        // alone: the experts present first, on the calling thread, each product over the team; then those run
+        // together (incoming ones last, so a worker waits for bytes only when nothing present is left for it); then the
+        // incoming experts that run alone, each once its bytes are here
+        ExpertRun job = nat == null ? javaExpertJob : expertJob;
         int together = 0;
-        for (int k = 0; k < c; k++) {
-            int rows = b.rows(k);
-            if (events || threads == 1 || (long) rows * threads > total || !nativeTakes(b.gate(k), rows)
-                    || !nativeTakes(b.up(k), rows) || !nativeTakes(b.down(k), rows)) {
-                expertAlone(b, k);
-            } else {
-                expertJob.order(together++, k);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = 0; k < c; k++) {
+                if (b.incoming(k) != (pass == 1)) {
+                    continue;
+                }
+                if (alone(b, k, threads, total, events)) {
+                    if (pass == 0) {
+                        runAlone(b, k);
+                    }
+                } else {
+                    job.order(together++, k);
+                }
             }
         }
         if (together > 0) {
-            expertJob.run(b, together);
+            job.run(b, together);
+        }
+        for (int k = 0; k < c; k++) {
+            if (b.incoming(k) && alone(b, k, threads, total, events) && b.arrive(k)) {
+                runAlone(b, k);
+            }
+        }
+    }
+
+    /** Whether expert {@code k} runs alone, each product over the team, rather than whole on one worker. */
+    private boolean alone(ExpertBatch b, int k, int threads, long total, boolean events) {
+        int rows = b.rows(k);
+        if (events || threads == 1 || (long) rows * threads > total) {
+            return true;
+        }
+        return nat != null && (!nativeTakes(b.gate(k), rows) || !nativeTakes(b.up(k), rows) || !nativeTakes(b.down(k), rows));
+    }
+
+    private void runAlone(ExpertBatch b, int k) {
+        if (nat == null) {
+            javaExpertAlone(b, k);
+        } else {
+            expertAlone(b, k);
         }
     }
 
@@ -444,9 +460,8 @@ public final class CpuBackend implements Backend {
         }
 
         @Override
-        public void run(int chunk, int worker) {
+        void compute(int k, int worker) {
             ExpertBatch eb = b;
-            int k = order[chunk];
             int rows = eb.rows(k);
             WeightMatrix g = eb.gate(k);
             int width = g.rows();
@@ -503,19 +518,41 @@ public final class CpuBackend implements Backend {
                 this.b = null;
             }
         }
+
+        @Override
+        public final void run(int chunk, int worker) {
+            int k = order[chunk];
+            if (b.arrive(k)) { // an incoming expert: its bytes are here (else skipped: the step fails)
+                compute(k, worker);
+            }
+        }
+
+        /** Computes expert {@code k} of {@link #b} on worker {@code worker}. */
+        abstract void compute(int k, int worker);
     }
 
-    /** Sorts {@code order[0..n)} by rows, largest first (ties in batch order), so the last experts handed out are short. */
+    /**
+     * Sorts {@code order[0..n)} by rows, largest first (ties in batch order), so the last experts handed out are short;
+     * the incoming experts after the present ones, so a worker waits for bytes only when nothing present is left.
+     */
     private static void sortLargestFirst(int[] order, int n, ExpertBatch batch) {
         for (int i = 1; i < n; i++) {
             int k = order[i];
             int j = i - 1;
-            while (j >= 0 && batch.rows(order[j]) < batch.rows(k)) {
+            while (j >= 0 && later(batch, order[j], k)) {
                 order[j + 1] = order[j];
                 j--;
             }
             order[j + 1] = k;
         }
+    }
+
+    /** Whether expert {@code a} is handed out after {@code b}: incoming after present, then fewer rows after more. */
+    private static boolean later(ExpertBatch batch, int a, int b) {
+        if (batch.incoming(a) != batch.incoming(b)) {
+            return batch.incoming(a);
+        }
+        return batch.rows(a) < batch.rows(b);
     }
 
     /** Expert {@code k} of {@code b} on the calling thread, each product over the team. */
@@ -577,9 +614,8 @@ public final class CpuBackend implements Backend {
         }
 
         @Override
-        public void run(int chunk, int worker) {
+        void compute(int k, int worker) {
             ExpertBatch eb = b;
-            int k = order[chunk];
             int rows = eb.rows(k);
             WeightMatrix gate = eb.gate(k);
             WeightMatrix up = eb.up(k);

@@ -5,7 +5,7 @@ package ml.juno.engine.model.block;
  * expert store that reads the missing ones from the file into RAM slots ({@code ml.juno.engine.moe}). A step calls
  * {@link #begin} once with the routing, then {@link #present}/{@link #await} and {@link #done} for each used expert,
  * in any order (each expert's result lands in its own rows, so the order never changes a value), then {@link #end},
- * also when the step failed (in {@link #begin} too). One inference thread calls it.
+ * also when the step failed (in {@link #begin} too). One inference thread calls it, but for {@link #awaitBytes}.
  */
 public interface ExpertSource {
 
@@ -32,6 +32,25 @@ public interface ExpertSource {
      * into until experts held now are {@link #done}; only for experts {@link #begin} listed and not done yet.
      */
     GatedFfn await(int e);
+
+    /**
+     * Expert {@code e}'s FFN over the memory its bytes are arriving in (never waits), or {@code null} when it has no
+     * memory yet ({@link #await} then reads it once memory frees); a thread computing with it calls
+     * {@link #awaitBytes} first, and the inference thread calls {@link #await} before {@link #done} as for any other.
+     * Only for experts {@link #begin} listed and not done. Default: {@link #present}.
+     */
+    default GatedFfn incoming(int e) {
+        return present(e);
+    }
+
+    /**
+     * Waits until the bytes of {@link #incoming}{@code (e)} have arrived; {@code false} when their read failed
+     * ({@link #await} then says why). Any thread may call it, one thread per expert and step, while the inference
+     * thread waits for the experts' products. Default: {@code true}.
+     */
+    default boolean awaitBytes(int e) {
+        return true;
+    }
 
     /** The step is done computing with expert {@code e}: its bytes may be reused. */
     void done(int e);

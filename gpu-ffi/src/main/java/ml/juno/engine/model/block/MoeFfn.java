@@ -23,6 +23,8 @@ public final class MoeFfn implements FeedForward {
     private final boolean gelu;
     /** Where the experts' bytes come from: the memory map unless {@link #streamFrom} installed a store. */
     private ExpertSource source;
+    /** {@link #source}'s {@link ExpertSource#awaitBytes}, made once (no allocation per step). */
+    private ExpertBatch.Arrivals arrivals;
 
     /** {@code router}: {@code [embedding → experts]}; {@code experts}: one FFN per expert (this shard's slice). */
     public MoeFfn(WeightMatrix router, GatedFfn[] experts, int used, boolean normalize) {
@@ -40,7 +42,7 @@ public final class MoeFfn implements FeedForward {
                 throw new IllegalArgumentException("bad MoE: experts with different activations");
             }
         }
-        this.source = ExpertSource.mapped(this.experts);
+        streamFrom(ExpertSource.mapped(this.experts));
     }
 
     /** The experts as mapped (this shard's slice): the shapes, types and file positions a store reads. */
@@ -69,6 +71,7 @@ public final class MoeFfn implements FeedForward {
      */
     public void streamFrom(ExpertSource s) {
         this.source = Objects.requireNonNull(s, "source");
+        this.arrivals = s::awaitBytes;
     }
 
     public ForwardState.Routing routing() {
@@ -114,7 +117,8 @@ public final class MoeFfn implements FeedForward {
                     taken[e] = false;
                 }
             }
-            // first every expert whose bytes are in memory now, together, while the missing ones are read
+            // every expert whose bytes are in memory now, and after them those being read, together: the backend runs
+            // the present ones while the missing ones are read, each missing one on the first thread free once it lands
             eb.clear(gelu);
             for (int i = 0; i < m; i++) {
                 GatedFfn f = src.present(order[i]);
@@ -122,8 +126,17 @@ public final class MoeFfn implements FeedForward {
                     add(eb, s, order[i], f);
                 }
             }
+            for (int i = 0; i < m; i++) {
+                int e = order[i];
+                GatedFfn f;
+                if (!taken[e] && (f = src.incoming(e)) != null) {
+                    int from = s.expertStart[e];
+                    eb.addIncoming(e, f.gate(), f.up(), f.down(), from, s.expertStart[e + 1] - from, arrivals);
+                    taken[e] = true;
+                }
+            }
             int left = m - run(backend, eb, src);
-            // then the rest as they arrive: wait for the first one missing, with it whatever else has arrived meanwhile
+            // then those that had no memory to be read into: wait for the first, with it whatever else has arrived
             int next = 0;
             while (left > 0) {
                 while (taken[order[next]]) {
@@ -166,12 +179,18 @@ public final class MoeFfn implements FeedForward {
         s.expertRan[e] = true;
     }
 
-    /** Runs the batch's experts and hands their bytes back; returns how many ran. */
+    /**
+     * Runs the batch's experts and hands their bytes back; returns how many ran. An incoming expert is settled with
+     * {@link ExpertSource#await} first (its bytes are here: it only checks them, and throws if their read failed).
+     */
     private static int run(Backend backend, ExpertBatch eb, ExpertSource src) {
         int c = eb.count();
         if (c > 0) {
             backend.experts(eb);
             for (int k = 0; k < c; k++) {
+                if (eb.incoming(k)) {
+                    src.await(eb.id(k));
+                }
                 src.done(eb.id(k));
             }
         }

@@ -93,30 +93,106 @@ class ExpertsTest {
     /** The experts one after another on one Java thread: {@link Backend#experts}'s default, the reference. */
     static float[] serial(WeightMatrix[][] w, boolean gelu) {
         try (CpuBackend java = new CpuBackend(1, null)) {
-            Backend oneByOne = new Backend() {
-                // only what Backend#experts' default calls; the rest is never reached
-                @Override public void matmul(WeightMatrix m, float[] x, float[] out, int batch) { java.matmul(m, x, out, batch); }
-                @Override public void swiglu(float[] g, float[] u, int rows, int cols) { java.swiglu(g, u, rows, cols); }
-                @Override public void geglu(float[] g, float[] u, int rows, int cols) { java.geglu(g, u, rows, cols); }
-                @Override public String name() { return "one-by-one"; }
-                @Override public void close() {}
-                @Override public int threads() { return 1; }
-                @Override public void embed(WeightMatrix t, int token, float[] out, int o) { throw new UnsupportedOperationException(); }
-                @Override public void rmsNorm(float[] x, float[] wt, float eps, float[] out, int batch, int dim) { throw new UnsupportedOperationException(); }
-                @Override public void rope(float[] x, ml.juno.engine.kernel.RopeShape sh, int batch, float[] cos, float[] sin) { throw new UnsupportedOperationException(); }
-                @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
-                        ml.juno.engine.kernel.BatchRows r, float[] q, float[] out) { throw new UnsupportedOperationException(); }
-                @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
-                        ml.juno.engine.kernel.BatchRows r, float[] q, float[] out, int window) { throw new UnsupportedOperationException(); }
-                @Override public void add(float[] acc, float[] x, int n) { throw new UnsupportedOperationException(); }
-                @Override public void addBias(float[] x, float[] bias, int rows, int width) { throw new UnsupportedOperationException(); }
-            };
-            return run(oneByOne, w, gelu);
+            return run(oneByOne(java), w, gelu);
         }
+    }
+
+    /**
+     * Incoming experts (bytes still arriving, {@link ExpertBatch#addIncoming}): every backend, however it spreads them,
+     * waits for each incoming expert exactly once, on whatever thread computes it, never for a present one, and gives
+     * the bits of the experts all present; an expert whose bytes failed is skipped (its rows untouched) while the
+     * others are still computed.
+     */
+    @org.junit.jupiter.api.Test
+    void incomingExperts_areWaitedForOnce_andGiveTheSameBits() {
+        NativeKernels.Loaded l = NativeKernels.load();
+        WeightMatrix[][] w = new WeightMatrix[EXPERTS][3];
+        for (int e = 0; e < EXPERTS; e++) {
+            w[e][0] = WeightMatrix.dense("gate" + e, GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, WIDTH, DIM, 10 * e + 1), WIDTH, DIM);
+            w[e][1] = WeightMatrix.dense("up" + e, GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, WIDTH, DIM, 10 * e + 2), WIDTH, DIM);
+            w[e][2] = WeightMatrix.dense("down" + e, GgmlType.Q6_K, RandomBlocks.of(GgmlType.Q6_K, DIM, WIDTH, 10 * e + 3), DIM, WIDTH);
+        }
+        float[] reference = serial(w, false);
+        boolean[] incoming = {true, false, true, false, true, false}; // expert 0 (9 rows) runs alone with 3 threads
+        List<Backend> backends = new ArrayList<>();
+        for (int threads : new int[] {1, 2, 3}) {
+            backends.add(new CpuBackend(threads, null));
+            if (l.ok()) {
+                backends.add(new CpuBackend(threads, l.kernels()));
+            }
+        }
+        try {
+            for (Backend b : backends) {
+                for (int failing : new int[] {-1, 4, 0}) {
+                    java.util.concurrent.atomic.AtomicIntegerArray waits = new java.util.concurrent.atomic.AtomicIntegerArray(EXPERTS);
+                    ExpertBatch.Arrivals arrivals = id -> {
+                        waits.incrementAndGet(id);
+                        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // the bytes take a while
+                        return id != failing;
+                    };
+                    float[] got = run(b, w, false, incoming, arrivals);
+                    String what = b.name() + " " + b.threads() + " threads, expert " + failing + " failing";
+                    for (int e = 0; e < EXPERTS; e++) {
+                        assertEquals(incoming[e] ? 1 : 0, waits.get(e), what + ": waits for expert " + e);
+                    }
+                    for (int i = 0; i < got.length; i++) {
+                        int choice = i / DIM;
+                        int expert = choice % USED == 0 ? 0 : 1 + (choice / USED) % 5;
+                        if (expert == failing) {
+                            assertTrue(Float.isNaN(got[i]), what + ": a failed expert's rows stay untouched, value " + i);
+                        } else if (Float.floatToIntBits(reference[i]) != Float.floatToIntBits(got[i])) {
+                            throw new AssertionError(what + ": value " + i + " (choice " + choice + "): present "
+                                    + reference[i] + ", incoming " + got[i]);
+                        }
+                    }
+                }
+            }
+        } finally {
+            for (Backend b : backends) {
+                b.close();
+            }
+        }
+        // the default way (one by one) waits too, and skips what failed
+        java.util.concurrent.atomic.AtomicInteger waited = new java.util.concurrent.atomic.AtomicInteger();
+        try (CpuBackend java = new CpuBackend(1, null)) {
+            Backend plain = oneByOne(java);
+            float[] got = run(plain, w, false, incoming, id -> waited.incrementAndGet() > 0);
+            assertEquals(3, waited.get());
+            for (int i = 0; i < got.length; i++) {
+                assertEquals(Float.floatToIntBits(reference[i]), Float.floatToIntBits(got[i]), "one by one, value " + i);
+            }
+        }
+    }
+
+    /** Backend#experts' default way (one expert after another) over {@code java}'s products. */
+    static Backend oneByOne(CpuBackend java) {
+        return new Backend() {
+            // only what Backend#experts' default calls; the rest is never reached
+            @Override public void matmul(WeightMatrix m, float[] x, float[] out, int batch) { java.matmul(m, x, out, batch); }
+            @Override public void swiglu(float[] g, float[] u, int rows, int cols) { java.swiglu(g, u, rows, cols); }
+            @Override public void geglu(float[] g, float[] u, int rows, int cols) { java.geglu(g, u, rows, cols); }
+            @Override public String name() { return "one-by-one"; }
+            @Override public void close() {}
+            @Override public int threads() { return 1; }
+            @Override public void embed(WeightMatrix t, int token, float[] out, int o) { throw new UnsupportedOperationException(); }
+            @Override public void rmsNorm(float[] x, float[] wt, float eps, float[] out, int batch, int dim) { throw new UnsupportedOperationException(); }
+            @Override public void rope(float[] x, ml.juno.engine.kernel.RopeShape sh, int batch, float[] cos, float[] sin) { throw new UnsupportedOperationException(); }
+            @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
+                    ml.juno.engine.kernel.BatchRows r, float[] q, float[] out) { throw new UnsupportedOperationException(); }
+            @Override public void attention(ml.juno.engine.kv.KvCache c, int l, ml.juno.engine.kernel.AttentionShape sh,
+                    ml.juno.engine.kernel.BatchRows r, float[] q, float[] out, int window) { throw new UnsupportedOperationException(); }
+            @Override public void add(float[] acc, float[] x, int n) { throw new UnsupportedOperationException(); }
+            @Override public void addBias(float[] x, float[] bias, int rows, int width) { throw new UnsupportedOperationException(); }
+        };
     }
 
     /** Row b routes to expert 0 and to expert 1 + b % 5 (weights 0.7 / 0.3); returns the mixed outputs. */
     static float[] run(Backend backend, WeightMatrix[][] w, boolean gelu) {
+        return run(backend, w, gelu, new boolean[EXPERTS], null);
+    }
+
+    /** {@link #run}, the experts {@code incoming} added as incoming ({@code arrivals} waits for them); mixed starts NaN. */
+    static float[] run(Backend backend, WeightMatrix[][] w, boolean gelu, boolean[] incoming, ExpertBatch.Arrivals arrivals) {
         float[] x = new float[BATCH * DIM];
         for (int i = 0; i < x.length; i++) {
             x[i] = (float) Math.sin(i * 0.37) * 2f;
@@ -142,11 +218,16 @@ class ExpertsTest {
             }
         }
         float[] mixed = new float[BATCH * USED * DIM];
+        java.util.Arrays.fill(mixed, Float.NaN);
         ExpertBatch eb = new ExpertBatch(EXPERTS, DIM, USED, new ExpertBatch.Buffers(x, choices, weights, mixed,
                 new float[BATCH * DIM], new float[BATCH * DIM], new float[BATCH * WIDTH], new float[BATCH * WIDTH]));
         eb.clear(gelu);
         for (int e = EXPERTS - 1; e >= 0; e--) { // any order: each expert writes only its own choices
-            eb.add(e, w[e][0], w[e][1], w[e][2], from[e], byExpert.get(e).size());
+            if (incoming[e]) {
+                eb.addIncoming(e, w[e][0], w[e][1], w[e][2], from[e], byExpert.get(e).size(), arrivals);
+            } else {
+                eb.add(e, w[e][0], w[e][1], w[e][2], from[e], byExpert.get(e).size());
+            }
         }
         backend.experts(eb);
         return mixed;
