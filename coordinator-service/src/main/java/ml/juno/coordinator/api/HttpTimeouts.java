@@ -62,7 +62,8 @@ public class HttpTimeouts {
     private final long keepAliveMillis;
     private final long headerMillis;
     private final HeaderDeadline.Acceptor acceptor;
-    private final java.util.concurrent.atomic.AtomicBoolean warned = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Set when the listening channel could not be reached at start: the route filter guards it instead. */
+    private final java.util.concurrent.atomic.AtomicBoolean guardLate = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<HttpConnection, Connection> connections = new ConcurrentHashMap<>();
 
     /** Requests in flight on one connection, and its idle timer (-1: none). */
@@ -116,8 +117,8 @@ public class HttpTimeouts {
                 throw new IllegalStateException("no listening channel found");
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
-            if (warned.getAndSet(true)) {
-                return;
+            if (guardLate.getAndSet(true)) {
+                return; // said once
             }
             LOG.warnf("juno.http.header-timeout: cannot reach Vert.x's listening channel at start (%s); connections are "
                     + "guarded from the first request on", e);
@@ -166,7 +167,7 @@ public class HttpTimeouts {
         HttpConnection conn = request.connection();
         if (headerMillis > 0 && conn instanceof ConnectionBase base) {
             HeaderDeadline.disarm(base.channelHandlerContext().pipeline()); // its first headers came
-            Channel listening = base.channel().parent();
+            Channel listening = guardLate.get() ? base.channel().parent() : null;
             if (listening != null && listening.pipeline().get(HeaderDeadline.Acceptor.NAME) == null) {
                 guard(listening);
             }

@@ -95,17 +95,23 @@ public interface Backend extends AutoCloseable {
      * computes it, the incoming ones last.
      */
     default void experts(ExpertBatch b) {
-        for (int pass = 0; pass < 2; pass++) {
-            for (int k = 0; k < b.count(); k++) {
-                if (b.incoming(k) == (pass == 1) && b.arrive(k)) {
-                    expert(b, k);
-                }
+        for (int k = 0; k < b.count(); k++) {
+            if (!b.incoming(k)) {
+                expert(b, k);
+            }
+        }
+        for (int k = 0; k < b.count(); k++) {
+            if (b.incoming(k) && b.arrive(k)) {
+                expert(b, k);
             }
         }
     }
 
-    /** Expert {@code k} of {@code b}, each product as {@link #matmul} computes it: {@link #experts}'s default way. */
-    private void expert(ExpertBatch b, int k) {
+    /**
+     * Expert {@code k} of {@code b} (its bytes present) on the calling thread in {@code b}'s scratch, each product as
+     * {@link #matmul} computes it: {@link #experts}'s default way, and a backend's way for an expert it runs alone.
+     */
+    default void expert(ExpertBatch b, int k) {
         int rows = b.rows(k);
         WeightMatrix gate = b.gate(k);
         b.gather(k, b.in);

@@ -1,6 +1,7 @@
 package ml.juno.engine.kernel;
 
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * Some of the routed experts of one mixture-of-experts layer step, to be run together ({@link Backend#experts}):
@@ -126,7 +127,7 @@ public final class ExpertBatch {
             throw new IllegalArgumentException("one waiter for the incoming experts of a batch");
         }
         add(id, gate, up, down, from, rows);
-        this.arrivals = java.util.Objects.requireNonNull(arrivals, "arrivals");
+        this.arrivals = Objects.requireNonNull(arrivals, "arrivals");
         incoming[count - 1] = true;
     }
 

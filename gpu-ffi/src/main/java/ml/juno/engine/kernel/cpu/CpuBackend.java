@@ -374,23 +374,16 @@ public final class CpuBackend implements Backend {
         }
         int threads = pool.threads();
         boolean events = MatMulEvent.enabled();
-        // alone: the experts present first, on the calling thread, each product over the team; then those run
-        // together (incoming ones last, so a worker waits for bytes only when nothing present is left for it); then the
-        // incoming experts that run alone, each once its bytes are here
+        // the present experts that run alone first, on the calling thread, each product over the team; then those run
+        // together (the incoming ones handed out last: sortLargestFirst); then the incoming ones that run alone, each
+        // once its bytes are here
         ExpertRun job = nat == null ? javaExpertJob : expertJob;
         int together = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            for (int k = 0; k < c; k++) {
-                if (b.incoming(k) != (pass == 1)) {
-                    continue;
-                }
-                if (alone(b, k, threads, total, events)) {
-                    if (pass == 0) {
-                        runAlone(b, k);
-                    }
-                } else {
-                    job.order(together++, k);
-                }
+        for (int k = 0; k < c; k++) {
+            if (!alone(b, k, threads, total, events)) {
+                job.order(together++, k);
+            } else if (!b.incoming(k)) {
+                runAlone(b, k);
             }
         }
         if (together > 0) {
@@ -414,26 +407,10 @@ public final class CpuBackend implements Backend {
 
     private void runAlone(ExpertBatch b, int k) {
         if (nat == null) {
-            javaExpertAlone(b, k);
+            expert(b, k); // the Java kernels: Backend's way, each product over the team
         } else {
             expertAlone(b, k);
         }
-    }
-
-    /** Expert {@code k} of {@code b} in the Java kernels on the calling thread, each product over the team: {@link Backend#experts}'s way. */
-    private void javaExpertAlone(ExpertBatch b, int k) {
-        int rows = b.rows(k);
-        WeightMatrix gate = b.gate(k);
-        b.gather(k, b.in);
-        matmul(gate, b.in, b.gate, rows);
-        matmul(b.up(k), b.in, b.up, rows);
-        if (b.gelu()) {
-            geglu(b.gate, b.up, rows, gate.rows());
-        } else {
-            swiglu(b.gate, b.up, rows, gate.rows());
-        }
-        matmul(b.down(k), b.gate, b.out, rows);
-        b.scatter(k, b.out);
     }
 
     /**

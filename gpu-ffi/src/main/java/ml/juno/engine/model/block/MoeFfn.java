@@ -123,16 +123,13 @@ public final class MoeFfn implements FeedForward {
             for (int i = 0; i < m; i++) {
                 GatedFfn f = src.present(order[i]);
                 if (f != null) {
-                    add(eb, s, order[i], f);
+                    add(eb, s, order[i], f, null);
                 }
             }
             for (int i = 0; i < m; i++) {
-                int e = order[i];
                 GatedFfn f;
-                if (!taken[e] && (f = src.incoming(e)) != null) {
-                    int from = s.expertStart[e];
-                    eb.addIncoming(e, f.gate(), f.up(), f.down(), from, s.expertStart[e + 1] - from, arrivals);
-                    taken[e] = true;
+                if (!taken[order[i]] && (f = src.incoming(order[i])) != null) {
+                    add(eb, s, order[i], f, arrivals);
                 }
             }
             int left = m - run(backend, eb, src);
@@ -147,11 +144,11 @@ public final class MoeFfn implements FeedForward {
                 if (f == null) {
                     throw new IllegalStateException("no memory free to read expert " + order[next] + " into");
                 }
-                add(eb, s, order[next], f);
+                add(eb, s, order[next], f, null);
                 for (int i = next + 1; i < m; i++) {
                     int e = order[i];
                     if (!taken[e] && (f = src.present(e)) != null) {
-                        add(eb, s, e, f);
+                        add(eb, s, e, f, null);
                     }
                 }
                 left -= run(backend, eb, src);
@@ -173,9 +170,15 @@ public final class MoeFfn implements FeedForward {
         }
     }
 
-    private static void add(ExpertBatch eb, ForwardState s, int e, GatedFfn f) {
+    /** Adds expert {@code e} to {@code eb}: present, or incoming ({@code arrivals} waits for its bytes) when given. */
+    private static void add(ExpertBatch eb, ForwardState s, int e, GatedFfn f, ExpertBatch.Arrivals arrivals) {
         int from = s.expertStart[e];
-        eb.add(e, f.gate(), f.up(), f.down(), from, s.expertStart[e + 1] - from);
+        int rows = s.expertStart[e + 1] - from;
+        if (arrivals == null) {
+            eb.add(e, f.gate(), f.up(), f.down(), from, rows);
+        } else {
+            eb.addIncoming(e, f.gate(), f.up(), f.down(), from, rows, arrivals);
+        }
         s.expertRan[e] = true;
     }
 
