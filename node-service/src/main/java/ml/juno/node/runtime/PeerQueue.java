@@ -37,6 +37,15 @@ final class PeerQueue {
         return peer;
     }
 
+    /**
+     * Names a wait for error messages, built only when one is thrown: the per-token waits (45 a token under tensor
+     * parallelism) allocate nothing.
+     */
+    @FunctionalInterface
+    interface Wait {
+        String name(long stepId, int index);
+    }
+
     void offer(long stepId, int index, Activations rows) {
         queue.offer(new Message(stepId, index, rows));
     }
@@ -48,26 +57,26 @@ final class PeerQueue {
     /**
      * The peer's message {@code index} of step {@code stepId}.
      *
-     * @param what "all-reduce 3 of step 7", for messages
+     * @param what names the wait in errors ("all-reduce 3 of step 7"); called only when one is thrown
      * @throws IllegalStateException the deadline passed, the peer's stream ended during the step, the step was
      *                               cancelled, or the peer sent something else
      */
     /** {@link #take} without waiting: the message, or null while there is none; the same failures. */
-    Activations poll(long stepId, int index, long stepStartNanos, String what) {
+    Activations poll(long stepId, int index, long stepStartNanos, Wait what) {
         Object o;
         while ((o = queue.poll()) != null) {
             if (o instanceof Ended e) {
                 if (e.atNanos() - stepStartNanos < 0) {
                     continue;
                 }
-                throw new IllegalStateException(what + ": " + e.why());
+                throw new IllegalStateException(what.name(stepId, index) + ": " + e.why());
             }
             Message m = (Message) o;
             if (m.stepId() < stepId) {
                 continue;
             }
             if (m.stepId() != stepId || m.index() != index) {
-                throw new IllegalStateException(what + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
+                throw new IllegalStateException(what.name(stepId, index) + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
             }
             return m.rows();
         }
@@ -75,21 +84,21 @@ final class PeerQueue {
     }
 
     Activations take(long stepId, int index, long deadlineNanos, Duration timeout, long stepStartNanos, BooleanSupplier cancelled,
-                     String what) {
+                     Wait what) {
         while (true) {
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
-                throw new IllegalStateException(what + ": no " + noun + " from " + peer + " within " + timeout);
+                throw new IllegalStateException(what.name(stepId, index) + ": no " + noun + " from " + peer + " within " + timeout);
             }
             if (cancelled.getAsBoolean()) {
-                throw new IllegalStateException(what + ": the coordinator cancelled the step");
+                throw new IllegalStateException(what.name(stepId, index) + ": the coordinator cancelled the step");
             }
             Object o;
             try {
                 o = queue.poll(Math.min(left, CANCEL_CHECK_NANOS), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for " + what);
+                throw new IllegalStateException("interrupted while waiting for " + what.name(stepId, index));
             }
             if (o == null) {
                 continue;
@@ -98,14 +107,14 @@ final class PeerQueue {
                 if (e.atNanos() - stepStartNanos < 0) {
                     continue; // a link that ended before this step: it has reconnected since, or the coordinator knows
                 }
-                throw new IllegalStateException(what + ": " + e.why());
+                throw new IllegalStateException(what.name(stepId, index) + ": " + e.why());
             }
             Message m = (Message) o;
             if (m.stepId() < stepId) {
                 continue; // left over from a step that failed
             }
             if (m.stepId() != stepId || m.index() != index) {
-                throw new IllegalStateException(what + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
+                throw new IllegalStateException(what.name(stepId, index) + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
             }
             return m.rows();
         }

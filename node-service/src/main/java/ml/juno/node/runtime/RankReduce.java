@@ -163,7 +163,7 @@ public final class RankReduce implements AutoCloseable {
                     mine.decode(dst, 0); // what the peers see of our partial, so every rank sums the same numbers
                 }
             } else {
-                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, "all-reduce ");
+                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, ALL_REDUCE);
                 if (!theirs.hasShape(rows, width)) {
                     throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent a partial of shape ["
                             + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
@@ -202,7 +202,7 @@ public final class RankReduce implements AutoCloseable {
                 }
                 w = width;
             } else {
-                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, "gather ");
+                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, GATHER);
                 w = theirs.cols();
                 if (theirs.rows() != rows || theirs.dtype() != ActivationDtype.FLOAT32 || start + w > total) {
                     throw new IllegalStateException("gather " + index + " of step " + stepId + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
@@ -224,9 +224,11 @@ public final class RankReduce implements AutoCloseable {
         return sent;
     }
 
-    /** Peer {@code r}'s message {@code index} of step {@code stepId}, by shared memory or gRPC; {@code kind} names it in errors. */
-    private Activations awaitPeer(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled, String kind) {
-        String what = kind + index + " of step " + stepId;
+    private static final PeerQueue.Wait ALL_REDUCE = (step, index) -> "all-reduce " + index + " of step " + step;
+    private static final PeerQueue.Wait GATHER = (step, index) -> "gather " + index + " of step " + step;
+
+    /** Peer {@code r}'s message {@code index} of step {@code stepId}, by shared memory or gRPC; {@code what} names it in errors. */
+    private Activations awaitPeer(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled, PeerQueue.Wait what) {
         return shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
                 : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
     }
@@ -293,7 +295,7 @@ public final class RankReduce implements AutoCloseable {
      * short naps; bounded like {@link PeerQueue#take}.
      */
     private Activations awaitEither(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled,
-                                    String what) {
+                                    PeerQueue.Wait what) {
         long start = System.nanoTime();
         long nextCancelCheck = start + 20_000_000L;
         for (int spins = 0; ; spins++) {
@@ -307,12 +309,12 @@ public final class RankReduce implements AutoCloseable {
             }
             long now = System.nanoTime();
             if (now - deadline >= 0) {
-                throw new IllegalStateException(what + ": no partial from " + peer(r) + " within " + timeout);
+                throw new IllegalStateException(what.name(stepId, index) + ": no partial from " + peer(r) + " within " + timeout);
             }
             if (now - nextCancelCheck >= 0) {
                 nextCancelCheck = now + 20_000_000L;
                 if (cancelled.getAsBoolean()) {
-                    throw new IllegalStateException(what + ": the coordinator cancelled the step");
+                    throw new IllegalStateException(what.name(stepId, index) + ": the coordinator cancelled the step");
                 }
             }
             long waited = now - start;

@@ -19,6 +19,7 @@ public final class StageLink implements AutoCloseable {
     private final ShardLoad.Pipeline stage;
     private final Duration timeout;
     private final PeerQueue previous; // null for the first stage
+    private final PeerQueue.Wait waitName;
     private RankReduce.Outbound next;  // null for the last stage
 
     public StageLink(ShardLoad.Pipeline stage, Duration timeout) {
@@ -28,6 +29,8 @@ public final class StageLink implements AutoCloseable {
         this.stage = stage;
         this.timeout = stage.forwardTimeoutMillis() > 0 ? Duration.ofMillis(stage.forwardTimeoutMillis()) : timeout;
         this.previous = stage.stage() == 0 ? null : new PeerQueue("stage " + (stage.stage() - 1) + " (" + stage.stages().get(stage.stage() - 1) + ")", "rows");
+        int s = stage.stage();
+        this.waitName = (stepId, micro) -> "stage " + s + ", step " + stepId + (micro > 0 ? " micro-batch " + micro : "");
     }
 
     /** Opens the link to the next stage (it connects, and reconnects, when rows are first sent on it). */
@@ -76,8 +79,7 @@ public final class StageLink implements AutoCloseable {
 
     /** The input rows of micro-batch {@code micro} of step {@code stepId} from the previous stage. */
     Activations take(long stepId, int micro, long stepStartNanos, BooleanSupplier cancelled) {
-        return previous.take(stepId, micro, System.nanoTime() + timeout.toNanos(), timeout, stepStartNanos, cancelled,
-                "stage " + stage.stage() + ", step " + stepId + (micro > 0 ? " micro-batch " + micro : ""));
+        return previous.take(stepId, micro, System.nanoTime() + timeout.toNanos(), timeout, stepStartNanos, cancelled, waitName);
     }
 
     /** Sends the output rows of micro-batch {@code micro} of step {@code stepId} to the next stage; the bytes sent. */
