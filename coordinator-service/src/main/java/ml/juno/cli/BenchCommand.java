@@ -117,10 +117,10 @@ final class BenchCommand implements Callable<Integer> {
     boolean pin;
 
     @Option(names = "--warm-up", defaultValue = "1024", paramLabel = "TOKENS",
-            description = "With --nodes (single stream): tokens generated untimed before the timed tg runs, so that the step path "
-                    + "of every process (gRPC, the scheduler, the nodes' hand-offs) is compiled: it runs a few tokens a second "
-                    + "and the JIT compiles it late, ~3 ms a token slower over the first few hundred (default: ${DEFAULT-VALUE}; 0: "
-                    + "one run, as without --nodes).")
+            description = "With --nodes: tokens generated untimed before the timed runs (single stream: tg runs; with --concurrency: "
+                    + "levels at the highest concurrency), so that the step path of every process (gRPC, the scheduler, the "
+                    + "nodes' hand-offs) is compiled: it runs a few tokens a second and the JIT compiles it late, ~3 ms a token "
+                    + "slower over the first few hundred (default: ${DEFAULT-VALUE}; 0: one run, as without --nodes).")
     int warmUpTokens;
 
     @Option(names = "--log-dir", defaultValue = "juno-logs", paramLabel = "DIR",
@@ -576,6 +576,13 @@ final class BenchCommand implements Callable<Integer> {
             // the first, level 1 would time the JIT compiling them
             run(engine, random, 1, p, Math.min(n, 8));
             run(engine, random, max, p, Math.min(n, 4));
+            if (cluster != null) {
+                // the nodes' step path runs a few times a second and compiles late: levels at the highest concurrency,
+                // untimed, until --warm-up tokens have been generated
+                for (long warm = 0; warm < warmUpTokens; warm += (long) max * n) {
+                    run(engine, random, max, p, n);
+                }
+            }
             for (int c : concurrency) {
                 ClusterStats before = cluster == null ? null : cluster.stats();
                 long[] busy = cluster == null ? null : cluster.computeNanos();
