@@ -47,11 +47,23 @@ final class PeerQueue {
     }
 
     void offer(long stepId, int index, Activations rows) {
-        queue.offer(new Message(stepId, index, rows));
+        queue.offer(new Message(stepId, index, java.util.Objects.requireNonNull(rows, "rows"))); // null: nothing yet, to the waits
     }
 
     void ended(String why) {
         queue.offer(new Ended(System.nanoTime(), why));
+    }
+
+    /** {@link #take} without waiting: the message, or null while there is none; the same failures. */
+    Activations poll(long stepId, int index, long stepStartNanos, Wait what) {
+        Object o;
+        while ((o = queue.poll()) != null) {
+            Activations rows = accept(o, stepId, index, stepStartNanos, what);
+            if (rows != null) {
+                return rows;
+            }
+        }
+        return null;
     }
 
     /**
@@ -61,28 +73,6 @@ final class PeerQueue {
      * @throws IllegalStateException the deadline passed, the peer's stream ended during the step, the step was
      *                               cancelled, or the peer sent something else
      */
-    /** {@link #take} without waiting: the message, or null while there is none; the same failures. */
-    Activations poll(long stepId, int index, long stepStartNanos, Wait what) {
-        Object o;
-        while ((o = queue.poll()) != null) {
-            if (o instanceof Ended e) {
-                if (e.atNanos() - stepStartNanos < 0) {
-                    continue;
-                }
-                throw new IllegalStateException(what.name(stepId, index) + ": " + e.why());
-            }
-            Message m = (Message) o;
-            if (m.stepId() < stepId) {
-                continue;
-            }
-            if (m.stepId() != stepId || m.index() != index) {
-                throw new IllegalStateException(what.name(stepId, index) + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
-            }
-            return m.rows();
-        }
-        return null;
-    }
-
     Activations take(long stepId, int index, long deadlineNanos, Duration timeout, long stepStartNanos, BooleanSupplier cancelled,
                      Wait what) {
         while (true) {
@@ -100,23 +90,28 @@ final class PeerQueue {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for " + what.name(stepId, index));
             }
-            if (o == null) {
-                continue;
+            Activations rows = o == null ? null : accept(o, stepId, index, stepStartNanos, what);
+            if (rows != null) {
+                return rows;
             }
-            if (o instanceof Ended e) {
-                if (e.atNanos() - stepStartNanos < 0) {
-                    continue; // a link that ended before this step: it has reconnected since, or the coordinator knows
-                }
-                throw new IllegalStateException(what.name(stepId, index) + ": " + e.why());
-            }
-            Message m = (Message) o;
-            if (m.stepId() < stepId) {
-                continue; // left over from a step that failed
-            }
-            if (m.stepId() != stepId || m.index() != index) {
-                throw new IllegalStateException(what.name(stepId, index) + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
-            }
-            return m.rows();
         }
+    }
+
+    /** What queue entry {@code o} means for the wait: its rows, null to skip it, or the failure it reports. */
+    private Activations accept(Object o, long stepId, int index, long stepStartNanos, Wait what) {
+        if (o instanceof Ended e) {
+            if (e.atNanos() - stepStartNanos < 0) {
+                return null; // a link that ended before this step: it has reconnected since, or the coordinator knows
+            }
+            throw new IllegalStateException(what.name(stepId, index) + ": " + e.why());
+        }
+        Message m = (Message) o;
+        if (m.stepId() < stepId) {
+            return null; // left over from a step that failed
+        }
+        if (m.stepId() != stepId || m.index() != index) {
+            throw new IllegalStateException(what.name(stepId, index) + ": " + peer + " sent " + noun + " " + m.index() + " of step " + m.stepId());
+        }
+        return m.rows();
     }
 }

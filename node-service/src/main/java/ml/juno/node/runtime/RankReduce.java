@@ -165,7 +165,7 @@ public final class RankReduce implements AutoCloseable {
             } else {
                 Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, ALL_REDUCE);
                 if (!theirs.hasShape(rows, width)) {
-                    throw new IllegalStateException("all-reduce " + index + " of step " + stepId + ": " + peer(r) + " sent a partial of shape ["
+                    throw new IllegalStateException(ALL_REDUCE.name(stepId, index) + ": " + peer(r) + " sent a partial of shape ["
                             + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
                 }
                 theirs.decode(dst, 0);
@@ -197,7 +197,7 @@ public final class RankReduce implements AutoCloseable {
             int w;
             if (r == shard.rank()) {
                 if (from != start) {
-                    throw new IllegalStateException("gather " + index + " of step " + stepId + ": this rank's columns start at " + from
+                    throw new IllegalStateException(GATHER.name(stepId, index) + ": this rank's columns start at " + from
                             + ", but the lower ranks' end at " + start);
                 }
                 w = width;
@@ -205,7 +205,7 @@ public final class RankReduce implements AutoCloseable {
                 Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, GATHER);
                 w = theirs.cols();
                 if (theirs.rows() != rows || theirs.dtype() != ActivationDtype.FLOAT32 || start + w > total) {
-                    throw new IllegalStateException("gather " + index + " of step " + stepId + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
+                    throw new IllegalStateException(GATHER.name(stepId, index) + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
                             + ", " + w + "] at column " + start + ", expected FLOAT32 rows of " + rows + " within " + total + " columns");
                 }
                 if (part.length < rows * w) {
@@ -219,7 +219,7 @@ public final class RankReduce implements AutoCloseable {
             start += w;
         }
         if (start != total) {
-            throw new IllegalStateException("gather " + index + " of step " + stepId + ": the ranks' columns cover " + start + " of " + total);
+            throw new IllegalStateException(GATHER.name(stepId, index) + ": the ranks' columns cover " + start + " of " + total);
         }
         return sent;
     }
