@@ -130,8 +130,8 @@ class HttpTimeoutsTest {
         try (Socket s = connect()) {
             OutputStream out = s.getOutputStream();
             InputStream in = s.getInputStream();
-            // a whole reply that takes longer than the 1 s bounds: 16 choices of 200 tokens, sharing steps with 48 more
-            String body = "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":200,\"n\":16,\"temperature\":1,\"seed\":3}";
+            // a whole reply that takes longer than the 1 s bounds: 16 choices of up to 400 tokens, sharing steps with 48 more
+            String body = "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":400,\"n\":16,\"temperature\":1,\"seed\":3}";
             var others = RequestTimeoutApiTest.background(body);
             long t0 = System.nanoTime();
             out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
