@@ -194,6 +194,7 @@ public final class ComputePool implements AutoCloseable {
     }
 
     private void workLoop(int id) {
+        java.lang.foreign.MemorySegment affinity = Cpu.scratch();
         long seen = state.get() & ~CHUNK_MASK;
         while (true) {
             int spins = 0;
@@ -217,8 +218,9 @@ public final class ComputePool implements AutoCloseable {
                     spins = 0;
                 }
             }
-            if (onCallersCore()) {
-                // woken onto the caller's core: leave the job to the caller and wait to be woken elsewhere
+            boolean colocated = onCallersCore();
+            if (colocated && !Cpu.moveOff(callerCpu, affinity)) {
+                // woken onto the caller's core and no other core to go to: leave the job to the caller
                 seen = s & ~CHUNK_MASK;
                 parked.set(id - 1, 1);
                 if ((state.get() & ~CHUNK_MASK) == seen && !closed) {
@@ -290,6 +292,64 @@ public final class ComputePool implements AutoCloseable {
 
         static boolean available() {
             return SCHED_GETCPU != null;
+        }
+
+        /** Room for two CPU masks ({@link #moveOff}'s), or null where threads are not moved. */
+        static java.lang.foreign.MemorySegment scratch() {
+            return SCHED_GETCPU == null || SET_AFFINITY == null ? null : java.lang.foreign.Arena.ofAuto().allocate(2 * MASK_BYTES, 8);
+        }
+
+        /**
+         * Moves the calling thread to a core of its allowed set other than {@code cpu}, then allows it the whole set
+         * again (the thread stays where it was moved until the scheduler moves it). The scheduler wakes a thread on the
+         * waker's core when no core looks idle and then keeps two threads that alternate there, both cache-hot, while
+         * the other core idles; this is the way out. False where there is no other core (or no such call).
+         */
+        static boolean moveOff(int cpu, java.lang.foreign.MemorySegment scratch) {
+            if (scratch == null || cpu < 0) {
+                return false;
+            }
+            try {
+                java.lang.foreign.MemorySegment allowed = scratch.asSlice(0, MASK_BYTES);
+                java.lang.foreign.MemorySegment one = scratch.asSlice(MASK_BYTES, MASK_BYTES);
+                if ((int) GET_AFFINITY.invokeExact(0, MASK_BYTES, allowed) != 0) {
+                    return false;
+                }
+                int target = -1;
+                int seen = Cpu.current();
+                for (int i = 0; i < MASK_BYTES * 8 && target < 0; i++) {
+                    if (i != cpu && i != seen && (allowed.get(ValueLayout.JAVA_BYTE, i >>> 3) & (1 << (i & 7))) != 0) {
+                        target = i;
+                    }
+                }
+                if (target < 0) {
+                    return false;
+                }
+                one.fill((byte) 0);
+                one.set(ValueLayout.JAVA_BYTE, target >>> 3, (byte) (1 << (target & 7)));
+                boolean moved = (int) SET_AFFINITY.invokeExact(0, MASK_BYTES, one) == 0;
+                int restored = (int) SET_AFFINITY.invokeExact(0, MASK_BYTES, allowed);
+                return moved && restored == 0;
+            } catch (Throwable t) {
+                return false;
+            }
+        }
+
+        private static final long MASK_BYTES = 128; // cpu_set_t: 1,024 cores
+        private static final MethodHandle GET_AFFINITY = affinity("sched_getaffinity");
+        private static final MethodHandle SET_AFFINITY = affinity("sched_setaffinity");
+
+        private static MethodHandle affinity(String name) {
+            if (SCHED_GETCPU == null) {
+                return null;
+            }
+            try {
+                Linker linker = Linker.nativeLinker();
+                return linker.defaultLookup().find(name).map(a -> linker.downcallHandle(a, FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                        ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS))).orElse(null);
+            } catch (Throwable t) {
+                return null;
+            }
         }
 
         private static MethodHandle lookup() {

@@ -118,4 +118,21 @@ class ComputePoolTest {
             assertTrue(cpu >= 0 && cpu < 4096, "core " + cpu);
         }
     }
+
+    @Test
+    void aWorkerOnTheCallersCore_movesOff_andKeepsItsAllowedCores() {
+        if (!ComputePool.Cpu.available()) {
+            return; // not Linux: nothing is moved
+        }
+        int cores = Runtime.getRuntime().availableProcessors(); // this thread's allowed cores
+        int before = ComputePool.Cpu.current();
+        boolean moved = ComputePool.Cpu.moveOff(before, ComputePool.Cpu.scratch());
+        if (cores < 2) {
+            assertTrue(!moved, "one allowed core: nowhere to go");
+            return;
+        }
+        assertTrue(moved, "moved off core " + before);
+        assertTrue(ComputePool.Cpu.current() != before, "now on core " + ComputePool.Cpu.current());
+        assertEquals(cores, Runtime.getRuntime().availableProcessors(), "every allowed core allowed again");
+    }
 }
