@@ -19,10 +19,12 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A job waits only for the chunks that were claimed: a worker that is not running when the job starts (parked,
  * descheduled, or sharing the caller's core) takes nothing, and the caller runs the rest itself instead of waiting for
  * it to wake and acknowledge. Where the OS tells which core a thread is on ({@code sched_getcpu}, Linux), a worker
- * that finds itself on the caller's core parks instead of spinning there, and the caller gives the core to a worker of
- * its own core that holds a chunk instead of spinning against it: two threads of one team alternating on one core
- * while the other core idles (the scheduler keeps such threads where they are, both having just run) is what made
- * several processes' teams sharing two cores slow.
+ * woken onto the caller's core moves itself to another core it may use ({@link Cpu#moveOff}; where there is none it
+ * leaves the job to the caller), a worker that finds itself there between jobs parks instead of spinning, and the
+ * caller gives the core to a worker of its own core that holds a chunk instead of spinning against it: two threads of
+ * one team alternating on one core while the other core idles (the scheduler wakes a thread on the waker's core when
+ * no core looks idle, and keeps two such threads where they are, both having just run) is what made several
+ * processes' teams sharing two cores slow.
  */
 public final class ComputePool implements AutoCloseable {
 
