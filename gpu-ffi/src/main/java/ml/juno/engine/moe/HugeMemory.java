@@ -3,6 +3,7 @@ package ml.juno.engine.moe;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import ml.juno.engine.kernel.Libc;
 
 /**
  * Large anonymous memory asked to be backed by transparent huge pages where the kernel allows it ({@code mmap} then

@@ -3,6 +3,7 @@ package ml.juno.engine.moe;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import ml.juno.engine.kernel.Libc;
 
 /**
  * Drops a file's pages from the OS page cache ({@code posix_fadvise(POSIX_FADV_DONTNEED)} through the C library; no

@@ -1,13 +1,14 @@
 package ml.juno.engine.kernel.cpu;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import ml.juno.engine.kernel.Libc;
 
 /**
  * A fixed team of compute threads with a low-overhead parallel-for. The calling thread is member 0 of the team; the
@@ -111,23 +112,15 @@ public final class ComputePool implements AutoCloseable {
         }
         int mine = 0;
         Throwable own = null;
-        long s;
-        while ((s = claim(start)) >= 0) {
+        for (long s; own == null && (s = claim(start)) >= 0; ) {
+            mine++;
             try {
-                body.run((int) (s & CHUNK_MASK), 0);
+                body.run(next(s), 0);
             } catch (Throwable t) {
                 own = t;
-                mine++;
-                break;
             }
-            mine++;
         }
-        int claimed;
-        if (own != null) {
-            claimed = closeClaims(start);
-        } else {
-            claimed = chunks;
-        }
+        int claimed = own != null ? closeClaims(start) : chunks;
         done.addAndGet(mine);
         awaitDone(claimed, me);
         this.body = null;
@@ -145,15 +138,13 @@ public final class ComputePool implements AutoCloseable {
     }
 
     /**
-     * Claims the next chunk of the job whose state started as {@code start}: the state word before the claim, or
-     * {@code -1} when that job has no chunk left (or is no longer the current job).
+     * Claims the next chunk of the job that state word {@code job} belongs to: the state word before the claim (its
+     * {@link #next} is the chunk), or {@code -1} when that job has no chunk left (or is no longer the current job).
      */
-    private long claim(long start) {
-        long jobBits = start & ~CHUNK_MASK;
-        int chunks = (int) ((start >>> CHUNK_BITS) & CHUNK_MASK);
+    private long claim(long job) {
         while (true) {
             long s = state.get();
-            if ((s & ~CHUNK_MASK) != jobBits || (s & CHUNK_MASK) >= chunks) {
+            if (job(s) != job(job) || !open(s)) {
                 return -1;
             }
             if (state.compareAndSet(s, s + 1)) {
@@ -163,15 +154,31 @@ public final class ComputePool implements AutoCloseable {
     }
 
     /** Stops further claims of the current job; returns how many of its chunks were claimed. */
-    private int closeClaims(long start) {
-        int chunks = (int) ((start >>> CHUNK_BITS) & CHUNK_MASK);
+    private int closeClaims(long job) {
         while (true) {
             long s = state.get();
-            int next = (int) (s & CHUNK_MASK);
-            if (next >= chunks || state.compareAndSet(s, (s & ~CHUNK_MASK) | chunks)) {
-                return Math.min(next, chunks);
+            if (!open(s) || state.compareAndSet(s, job(s) | chunks(s))) {
+                return Math.min(next(s), chunks(s));
             }
         }
+    }
+
+    /** The job a state word belongs to (generation and chunk count). */
+    private static long job(long s) {
+        return s & ~CHUNK_MASK;
+    }
+
+    private static int chunks(long s) {
+        return (int) ((s >>> CHUNK_BITS) & CHUNK_MASK);
+    }
+
+    private static int next(long s) {
+        return (int) (s & CHUNK_MASK);
+    }
+
+    /** Whether the job has a chunk left to claim. */
+    private static boolean open(long s) {
+        return next(s) < chunks(s);
     }
 
     /** Waits until {@code claimed} chunks are done, giving the core to a worker of this core that holds one. */
@@ -196,61 +203,49 @@ public final class ComputePool implements AutoCloseable {
     }
 
     private void workLoop(int id) {
-        java.lang.foreign.MemorySegment affinity = Cpu.scratch();
-        long seen = state.get() & ~CHUNK_MASK;
+        MemorySegment affinity = Cpu.scratch();
+        long seen = job(state.get());
         while (true) {
             int spins = 0;
             long s;
-            while (((s = state.get()) & ~CHUNK_MASK) == seen || ((s & CHUNK_MASK) >= ((s >>> CHUNK_BITS) & CHUNK_MASK))) {
-                seen = s & ~CHUNK_MASK;
+            while (job(s = state.get()) == seen || !open(s)) {
+                seen = job(s);
                 if (closed) {
                     return;
                 }
-                ++spins;
-                if (spins < SPIN_LIMIT && (spins % CPU_CHECK_EVERY != 0 || !onCallersCore())) {
+                if (++spins < SPIN_LIMIT && (spins % CPU_CHECK_EVERY != 0 || !onCallersCore())) {
                     Thread.onSpinWait();
                 } else {
-                    // Dekker handshake with parallelFor: publish "parked", then re-check the state.
-                    parked.set(id - 1, 1);
-                    long now = state.get();
-                    if ((now & ~CHUNK_MASK) == seen && !closed) {
-                        LockSupport.park(this);
-                    }
-                    parked.set(id - 1, 0);
+                    park(id, seen);
                     spins = 0;
                 }
             }
-            boolean colocated = onCallersCore();
-            if (colocated && !Cpu.moveOff(callerCpu, affinity)) {
+            if (onCallersCore() && !Cpu.moveOff(callerCpu, affinity)) {
                 // woken onto the caller's core and no other core to go to: leave the job to the caller
-                seen = s & ~CHUNK_MASK;
-                parked.set(id - 1, 1);
-                if ((state.get() & ~CHUNK_MASK) == seen && !closed) {
-                    LockSupport.park(this);
-                }
-                parked.set(id - 1, 0);
+                seen = job(s);
+                park(id, seen);
                 continue;
             }
             runClaims(s, id);
         }
     }
 
-    /** Claims and runs chunks of the job whose state was last seen as {@code s}, until none is left. */
-    private void runClaims(long s, int id) {
-        long jobBits = s & ~CHUNK_MASK;
-        int chunks = (int) ((s >>> CHUNK_BITS) & CHUNK_MASK);
+    /** Parks worker {@code id} until a job after {@code seen} starts (Dekker handshake with parallelFor's unpark). */
+    private void park(int id, long seen) {
+        parked.set(id - 1, 1);
+        if (job(state.get()) == seen && !closed) {
+            LockSupport.park(this);
+        }
+        parked.set(id - 1, 0);
+    }
+
+    /** Claims and runs chunks of the job that state word {@code job} belongs to, until none is left. */
+    private void runClaims(long job, int id) {
         workerCpu.set(id - 1, Cpu.current());
-        while (true) {
-            long now = state.get();
-            if ((now & ~CHUNK_MASK) != jobBits || (now & CHUNK_MASK) >= chunks) {
-                break;
-            }
-            if (!state.compareAndSet(now, now + 1)) {
-                continue;
-            }
+        for (long s; (s = claim(job)) >= 0; ) {
             // The claimed chunk keeps the job unfinished, so body is still this job's.
             try {
-                body.run((int) (now & CHUNK_MASK), id);
+                body.run(next(s), id);
             } catch (Throwable t) {
                 if (failure == null) {
                     failure = t;
@@ -275,30 +270,36 @@ public final class ComputePool implements AutoCloseable {
         }
     }
 
-    /** The core the calling thread runs on, from {@code sched_getcpu} where the C library has it; else {@code -1}. */
+    /**
+     * Which core a thread is on, and moving it off one ({@link Libc}'s {@code sched_*} calls; Linux only, and not with
+     * {@code -Djuno.compute.cpu-aware=false}, where {@link #current} is {@code -1} and nothing moves).
+     */
     static final class Cpu {
-        private static final MethodHandle SCHED_GETCPU = lookup();
+        private static final long MASK_BYTES = 128; // cpu_set_t: 1,024 cores
+        private static final boolean AWARE = !"false".equals(System.getProperty("juno.compute.cpu-aware")) && Libc.linux()
+                && works();
 
         private Cpu() {}
 
+        static boolean available() {
+            return AWARE;
+        }
+
+        /** The core the calling thread runs on, or {@code -1}. */
         static int current() {
-            if (SCHED_GETCPU == null) {
+            if (!AWARE) {
                 return -1;
             }
             try {
-                return (int) SCHED_GETCPU.invokeExact();
+                return (int) Libc.schedGetcpu().invokeExact();
             } catch (Throwable t) {
                 return -1;
             }
         }
 
-        static boolean available() {
-            return SCHED_GETCPU != null;
-        }
-
-        /** Room for two CPU masks ({@link #moveOff}'s), or null where threads are not moved. */
-        static java.lang.foreign.MemorySegment scratch() {
-            return SCHED_GETCPU == null || SET_AFFINITY == null ? null : java.lang.foreign.Arena.ofAuto().allocate(2 * MASK_BYTES, 8);
+        /** Room for the two CPU masks {@link #moveOff} uses, or null where threads are not moved. */
+        static MemorySegment scratch() {
+            return AWARE ? Arena.ofAuto().allocate(2 * MASK_BYTES, 8) : null;
         }
 
         /**
@@ -307,20 +308,20 @@ public final class ComputePool implements AutoCloseable {
          * waker's core when no core looks idle and then keeps two threads that alternate there, both cache-hot, while
          * the other core idles; this is the way out. False where there is no other core (or no such call).
          */
-        static boolean moveOff(int cpu, java.lang.foreign.MemorySegment scratch) {
+        static boolean moveOff(int cpu, MemorySegment scratch) {
             if (scratch == null || cpu < 0) {
                 return false;
             }
             try {
-                java.lang.foreign.MemorySegment allowed = scratch.asSlice(0, MASK_BYTES);
-                java.lang.foreign.MemorySegment one = scratch.asSlice(MASK_BYTES, MASK_BYTES);
-                if ((int) GET_AFFINITY.invokeExact(0, MASK_BYTES, allowed) != 0) {
+                MemorySegment allowed = scratch.asSlice(0, MASK_BYTES);
+                MemorySegment one = scratch.asSlice(MASK_BYTES, MASK_BYTES);
+                MethodHandle set = Libc.schedSetaffinity();
+                if ((int) Libc.schedGetaffinity().invokeExact(0, MASK_BYTES, allowed) != 0) {
                     return false;
                 }
                 int target = -1;
-                int seen = Cpu.current();
                 for (int i = 0; i < MASK_BYTES * 8 && target < 0; i++) {
-                    if (i != cpu && i != seen && (allowed.get(ValueLayout.JAVA_BYTE, i >>> 3) & (1 << (i & 7))) != 0) {
+                    if (i != cpu && (allowed.get(ValueLayout.JAVA_BYTE, i >>> 3) & (1 << (i & 7))) != 0) {
                         target = i;
                     }
                 }
@@ -329,42 +330,19 @@ public final class ComputePool implements AutoCloseable {
                 }
                 one.fill((byte) 0);
                 one.set(ValueLayout.JAVA_BYTE, target >>> 3, (byte) (1 << (target & 7)));
-                boolean moved = (int) SET_AFFINITY.invokeExact(0, MASK_BYTES, one) == 0;
-                int restored = (int) SET_AFFINITY.invokeExact(0, MASK_BYTES, allowed);
-                return moved && restored == 0;
+                boolean moved = (int) set.invokeExact(0, MASK_BYTES, one) == 0;
+                return (int) set.invokeExact(0, MASK_BYTES, allowed) == 0 && moved;
             } catch (Throwable t) {
                 return false;
             }
         }
 
-        private static final long MASK_BYTES = 128; // cpu_set_t: 1,024 cores
-        private static final MethodHandle GET_AFFINITY = affinity("sched_getaffinity");
-        private static final MethodHandle SET_AFFINITY = affinity("sched_setaffinity");
-
-        private static MethodHandle affinity(String name) {
-            if (SCHED_GETCPU == null) {
-                return null;
-            }
+        /** Whether the calls link here (no native access, or no such symbol: not). */
+        private static boolean works() {
             try {
-                Linker linker = Linker.nativeLinker();
-                return linker.defaultLookup().find(name).map(a -> linker.downcallHandle(a, FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS))).orElse(null);
+                return Libc.schedGetcpu() != null && Libc.schedGetaffinity() != null && Libc.schedSetaffinity() != null;
             } catch (Throwable t) {
-                return null;
-            }
-        }
-
-        private static MethodHandle lookup() {
-            if ("false".equals(System.getProperty("juno.compute.cpu-aware"))) {
-                return null;
-            }
-            try {
-                Linker linker = Linker.nativeLinker();
-                return linker.defaultLookup().find("sched_getcpu")
-                        .map(a -> linker.downcallHandle(a, FunctionDescriptor.of(ValueLayout.JAVA_INT), Linker.Option.critical(false)))
-                        .orElse(null);
-            } catch (Throwable t) { // no native access, or no such call here
-                return null;
+                return false;
             }
         }
     }

@@ -1,6 +1,7 @@
 package ml.juno.engine.kernel.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -128,7 +129,7 @@ class ComputePoolTest {
         int before = ComputePool.Cpu.current();
         boolean moved = ComputePool.Cpu.moveOff(before, ComputePool.Cpu.scratch());
         if (cores < 2) {
-            assertTrue(!moved, "one allowed core: nowhere to go");
+            assertFalse(moved, "one allowed core: nowhere to go");
             return;
         }
         assertTrue(moved, "moved off core " + before);
