@@ -304,6 +304,10 @@ class ClusterParityIT {
                     "the coordinator receives tokens (and 3 log-probabilities), not a row of logits per step: " + s);
             assertTrue(s.peerBytes() >= (n - 1) * s.tokens() * (long) dim * Float.BYTES,
                     "every stage but the last sent each step's rows to the next itself: " + s);
+            // one step at a time, so the stages' computing never overlaps: it fits in the steps' wall time (a stage's
+            // compute counted until its answer, after its rows had left, overlapped the next stage's and came out larger)
+            assertEquals(0, s.overlapped(), "one sequence at a time: " + s);
+            assertTrue(s.computeNanos() <= s.hopNanos(), "the stages' compute within the steps' time: " + s);
         }
         // the three settings at once (two running, one waiting for a slot): two steps of different sequences in flight,
         // stage 0 computing one while stage 1 computes the other, each sequence's draws those of one step at a time

@@ -219,6 +219,7 @@ final class LoadedShard implements AutoCloseable {
         Activations finalHidden = null;
         List<DrawResult> sampled = List.of();
         long forwarded = 0;
+        long computed = 0; // a stage that sends its rows on: when they leave (its compute ends there, the next stage's hop begins)
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
@@ -236,12 +237,16 @@ final class LoadedShard implements AutoCloseable {
         } else if (!assignment.isTensorParallel()) {
             Activations rows = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
             if (stage != null) {
+                computed = System.nanoTime();
                 forwarded = stage.send(b.stepId(), microBatch, rows); // to the next stage itself; the coordinator gets a short answer
             } else {
                 hidden = rows;
             }
         }
-        long compute = System.nanoTime() - t0 - allReduce.waitNanos();
+        // not counting the time after the rows left: the next stage runs meanwhile (on a shared core it may take this
+        // thread's core before it answers), and a stage's compute overlapping the next one's would count the same
+        // wall time twice (the pipeline's time not computing then came out negative)
+        long compute = (computed != 0 ? computed : System.nanoTime()) - t0 - allReduce.waitNanos();
         if (TRACE.isLoggable(System.Logger.Level.TRACE)) { // --verbose: one line per step on the node
             TRACE.log(System.Logger.Level.TRACE, String.format(java.util.Locale.ROOT, "step %d: %d rows through layers [%d, %d)%s in %.2f ms%s",
                     b.stepId(), n, assignment.layers().start(), assignment.layers().end(),

@@ -9,7 +9,8 @@ package ml.juno.model.wire;
  * @param activations  {@code [rows, embedding]} hidden states, or null
  * @param logits       {@code [rows that asked, vocab]} FLOAT32 logits, or null
  * @param error        why the step failed on this shard (then no tensors), or null
- * @param computeNanos time the shard spent on the step, all-reduces excluded
+ * @param computeNanos time the shard spent on the step, all-reduces excluded (a stage that sends its rows to the next
+ *                     stage: until they leave, the waits for its input excluded)
  * @param reductions   all-reduces the shard did with its tensor-parallel peers in the step
  * @param reduceNanos  time they took (encoding, sending, waiting for the peers' partials, summing)
  * @param peerBytesSent bytes of partials the shard sent to its peers in the step
