@@ -27,4 +27,4 @@ USER juno
 WORKDIR /opt/juno
 EXPOSE 19092
 # The engine needs the Vector API incubator module and native access (FFM); see docs/deploy.md.
-ENTRYPOINT ["/bin/sh", "-c", "exec java --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:CompileThresholdScaling=0.1 -XX:+UseParallelGC $JAVA_OPTS -jar /opt/juno/node/quarkus-run.jar"]
+ENTRYPOINT ["/bin/sh", "-c", "exec java --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC $JAVA_OPTS -jar /opt/juno/node/quarkus-run.jar"]

@@ -20,15 +20,6 @@ final class AppProcess {
     static final List<String> JVM_FLAGS = List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
             "-XX:LoopUnrollLimit=300");
 
-    /**
-     * For the servers this starts (long-lived): the JIT's compile thresholds at a tenth. A step's control path (gRPC
-     * in and out, the step stream, the generation loop) runs once per token, so with the default thresholds it stays
-     * in C1's profiling code for about 5,000 tokens; a node and the coordinator each spent ~0.5 ms more per step there
-     * (a one-node cluster's round trip per token 1.5 ms against 0.65, after 1,024 warm-up tokens). Costs ~2-4 s of
-     * compiling at start on two cores, which the one-shot tool commands do not take.
-     */
-    static final String SERVER_JIT = "-XX:CompileThresholdScaling=0.1";
-
     private AppProcess() {}
 
     static String javaExecutable() {
@@ -44,7 +35,6 @@ final class AppProcess {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
-        cmd.add(SERVER_JIT);
         cmd.addAll(jvmOptions);
         inherited(systemProperties).forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));

@@ -95,9 +95,6 @@ class DeployFilesIT {
         for (String flag : List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-XX:LoopUnrollLimit=300")) {
             assertTrue(entry.contains(flag) && node.contains(flag), flag);
         }
-        // the node image starts the server JVM itself, so it also takes the servers' JIT thresholds (the coordinator
-        // image's launcher starts its server through AppProcess, which adds them)
-        assertTrue(node.contains("-XX:CompileThresholdScaling=0.1"), "node.Dockerfile: the servers' JIT thresholds");
         Shell.Result syntax = Shell.run(List.of("sh", "-n", DEPLOY.resolve("docker/juno-entrypoint.sh").toString()), ROOT,
                 Map.of(), TIMEOUT);
         assertEquals(0, syntax.exitCode(), syntax.describe());
