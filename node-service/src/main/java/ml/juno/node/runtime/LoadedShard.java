@@ -215,11 +215,9 @@ final class LoadedShard implements AutoCloseable {
         // every tensor-parallel rank computes its vocabulary rows of the head (the ranks gather them); rank 0 answers
         Logits logits = session.forward(producesLogits || assignment.isTensorParallel() ? b : b.withoutLogits());
         Activations logitRows = null;
-        Activations hidden = null;
         Activations finalHidden = null;
         List<DrawResult> sampled = List.of();
-        long forwarded = 0;
-        long computed = 0; // a stage that sends its rows on: when they leave (its compute ends there, the next stage's hop begins)
+        Activations rows = null; // a stage's output rows, for the next stage (or, through the coordinator, in hidden)
         if (producesLogits) {
             if (logits == null) {
                 throw new IllegalStateException("the shard produced no logits");
@@ -235,18 +233,16 @@ final class LoadedShard implements AutoCloseable {
                 finalHidden = Activations.encode(logitCodec, h.data(), 0, h.count(), h.dim());
             }
         } else if (!assignment.isTensorParallel()) {
-            Activations rows = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
-            if (stage != null) {
-                computed = System.nanoTime();
-                forwarded = stage.send(b.stepId(), microBatch, rows); // to the next stage itself; the coordinator gets a short answer
-            } else {
-                hidden = rows;
-            }
+            rows = Activations.encode(codec, session.hiddenStates(), 0, n, dim);
         }
-        // not counting the time after the rows left: the next stage runs meanwhile (on a shared core it may take this
-        // thread's core before it answers), and a stage's compute overlapping the next one's would count the same
-        // wall time twice (the pipeline's time not computing then came out negative)
-        long compute = (computed != 0 ? computed : System.nanoTime()) - t0 - allReduce.waitNanos();
+        // this shard's work on the step ends here, before a stage's rows leave: the next stage runs from then on (on a
+        // shared core it may take this thread's core before it answers), and a stage's compute overlapping the next
+        // one's would count the same wall time twice (the pipeline's time not computing came out negative)
+        long end = System.nanoTime();
+        // to the next stage itself (the coordinator gets a short answer), or without stage links to the coordinator
+        long forwarded = rows != null && stage != null ? stage.send(b.stepId(), microBatch, rows) : 0;
+        Activations hidden = stage == null ? rows : null;
+        long compute = end - t0 - allReduce.waitNanos();
         if (TRACE.isLoggable(System.Logger.Level.TRACE)) { // --verbose: one line per step on the node
             TRACE.log(System.Logger.Level.TRACE, String.format(java.util.Locale.ROOT, "step %d: %d rows through layers [%d, %d)%s in %.2f ms%s",
                     b.stepId(), n, assignment.layers().start(), assignment.layers().end(),
