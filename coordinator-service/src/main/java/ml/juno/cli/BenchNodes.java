@@ -28,7 +28,7 @@ final class BenchNodes implements AutoCloseable {
         BenchNodes nodes = new BenchNodes();
         try {
             for (int i = 0; i < n; i++) {
-                int port = LoopbackPorts.pick();
+                int port = LoopbackPorts.pick(nodes.addresses.stream().mapToInt(NodeAddress::port).toArray());
                 List<String> cmd = AppProcess.command(nodeApp, ClusterCommand.nodeProperties(i, port, nodeProps, modelsDir));
                 if (cpus != null) {
                     cmd = CpuPinning.onCpu(cpus.get(i), cmd);

@@ -121,7 +121,10 @@ final class ClusterCommand implements Callable<Integer> {
         StringJoiner addresses = new StringJoiner(",");
         int[] ports = new int[nodes];
         for (int i = 0; i < nodes; i++) {
-            ports[i] = LoopbackPorts.pick();
+            // not the API port (the coordinator binds it only after the nodes start) nor another node's
+            int[] promised = java.util.Arrays.copyOf(ports, i + 1);
+            promised[i] = apiPort;
+            ports[i] = LoopbackPorts.pick(promised);
             addresses.add("127.0.0.1:" + ports[i]);
         }
         Map<String, String> coordProps = new LinkedHashMap<>();

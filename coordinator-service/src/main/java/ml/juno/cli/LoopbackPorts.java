@@ -25,23 +25,41 @@ public final class LoopbackPorts {
     private LoopbackPorts() {
     }
 
-    /** A port that is free on every local address now and is not one the kernel gives to outgoing connections. */
-    public static int pick() {
+    /**
+     * A port that is free on every local address now, is not one the kernel gives to outgoing connections, and is none
+     * of {@code avoid}: ports already promised to servers that have not bound them yet (a cluster's API port, the nodes
+     * picked before this one), which a bind check alone would find free.
+     */
+    public static int pick(int... avoid) {
         int ephemeralLow = ephemeralLow();
         if (ephemeralLow > LOWEST + 1000) {
             ThreadLocalRandom rnd = ThreadLocalRandom.current();
             for (int i = 0; i < TRIES; i++) {
                 int port = rnd.nextInt(LOWEST, ephemeralLow);
-                if (isFree(port)) {
+                if (!promised(port, avoid) && isFree(port)) {
                     return port;
                 }
             }
         }
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free TCP port", e);
+        for (int i = 0; i < TRIES; i++) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                if (!promised(s.getLocalPort(), avoid)) {
+                    return s.getLocalPort();
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot find a free TCP port", e);
+            }
         }
+        throw new UncheckedIOException(new IOException("cannot find a free TCP port outside " + java.util.Arrays.toString(avoid)));
+    }
+
+    private static boolean promised(int port, int[] avoid) {
+        for (int a : avoid) {
+            if (a == port) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether a server could bind {@code port} now (the wildcard bind also fails when 127.0.0.1 alone is taken). */

@@ -27,6 +27,24 @@ class LoopbackPortsTest {
     }
 
     @Test
+    void neverPicksAPortAlreadyPromised() {
+        // every port of the random range promised (a cluster's API port, earlier nodes): it must look elsewhere
+        int low = Math.max(LoopbackPorts.ephemeralLow(), 10_001);
+        int[] promised = new int[low - 10_000];
+        for (int i = 0; i < promised.length; i++) {
+            promised[i] = 10_000 + i;
+        }
+        for (int i = 0; i < 5; i++) {
+            int port = LoopbackPorts.pick(promised);
+            assertTrue(port < 10_000 || port >= low, port + " was promised already");
+        }
+        int api = LoopbackPorts.pick();
+        for (int i = 0; i < 200; i++) {
+            assertTrue(LoopbackPorts.pick(api, api + 1) != api);
+        }
+    }
+
+    @Test
     void aPortWithALoopbackListenerIsNotFree() throws Exception {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             assertFalse(LoopbackPorts.isFree(s.getLocalPort()));
