@@ -41,10 +41,7 @@ if "%JUNO_BUILD%"=="1" (
   echo juno: build done. 1>&2
 )
 
-rem bench measures what the servers do, so its control path compiles as theirs does (see ./juno, AppProcess.SERVER_JIT)
-set "JUNO_JIT="
-if /i "%~1"=="bench" set JUNO_JIT="-XX:CompileCommand=quiet" "-XX:CompileCommand=CompileThresholdScaling,io.grpc.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,io.netty.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,io.vertx.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,io.quarkus.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,io.smallrye.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,com.google.protobuf.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,java.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,jdk.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,sun.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,ml.juno.node.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,ml.juno.model.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,ml.juno.coordinator.*::*,0.1" "-XX:CompileCommand=CompileThresholdScaling,ml.juno.engine.step.*::*,0.1"
-"%JAVA_HOME%\bin\java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC %JUNO_JIT% %JUNO_JAVA_OPTS% "-Djuno.home=%ROOT%" -cp "%COORD%\app\*;%COORD%\lib\main\*;%COORD%\lib\boot\*" ml.juno.cli.Juno %*
+"%JAVA_HOME%\bin\java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC %JUNO_JAVA_OPTS% "-Djuno.home=%ROOT%" -cp "%COORD%\app\*;%COORD%\lib\main\*;%COORD%\lib\boot\*" ml.juno.cli.Juno %*
 exit /b %ERRORLEVEL%
 
 :try_java

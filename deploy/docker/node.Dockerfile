@@ -27,8 +27,4 @@ USER juno
 WORKDIR /opt/juno
 EXPOSE 19092
 # The engine needs the Vector API incubator module and native access (FFM); see docs/deploy.md.
-# A step's control path (gRPC, the step stream; not the engine's kernels) compiles at a tenth of the JIT's thresholds,
-# as for the servers the juno launcher starts (AppProcess.SERVER_JIT; docs/deploy.md). set -f: the patterns' '*' are
-# not file names.
-ENV JUNO_SERVER_JIT="-XX:CompileCommand=quiet -XX:CompileCommand=CompileThresholdScaling,io.grpc.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,io.netty.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,io.vertx.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,io.quarkus.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,io.smallrye.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,com.google.protobuf.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,java.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,jdk.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,sun.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,ml.juno.node.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,ml.juno.model.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,ml.juno.coordinator.*::*,0.1 -XX:CompileCommand=CompileThresholdScaling,ml.juno.engine.step.*::*,0.1"
-ENTRYPOINT ["/bin/sh", "-c", "set -f; exec java --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC $JUNO_SERVER_JIT $JAVA_OPTS -jar /opt/juno/node/quarkus-run.jar"]
+ENTRYPOINT ["/bin/sh", "-c", "exec java --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC $JAVA_OPTS -jar /opt/juno/node/quarkus-run.jar"]

@@ -20,35 +20,6 @@ final class AppProcess {
     static final List<String> JVM_FLAGS = List.of("--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
             "-XX:LoopUnrollLimit=300");
 
-    /**
-     * The packages of a step's control path: gRPC and its transport (in and out of every node and the coordinator), the
-     * JDK's collections, queues and buffers they use, the wire records, the node's step handling, the coordinator's
-     * scheduler and generation loop, the engine's step shapes. Not the rest of the engine (kernels, forward passes,
-     * expert streaming). Adding the engine's per-token glue (forward passes, sampling, KV) measured no different.
-     */
-    static final List<String> CONTROL_PATH = List.of("io.grpc.", "io.netty.", "io.vertx.", "io.quarkus.", "io.smallrye.",
-            "com.google.protobuf.", "java.", "jdk.", "sun.", "ml.juno.node.", "ml.juno.model.", "ml.juno.coordinator.",
-            "ml.juno.engine.step.");
-
-    /**
-     * For the servers this starts (long-lived), and for {@code juno bench}, which measures them: the JIT's compile
-     * thresholds at a tenth for the {@link #CONTROL_PATH} only. That code runs once per token, so with the default
-     * thresholds it stays in C1's profiling code for about 5,000 tokens (a one-node cluster's round trip per token 1.5 ms
-     * against 0.65 with every method's thresholds at a tenth). The whole JVM at a tenth (tried first) made streamed MoE
-     * experts ~45% slower, so the engine keeps the default thresholds. {@code quiet} first: the JVM would otherwise
-     * print each command at start.
-     */
-    static final List<String> SERVER_JIT = serverJit();
-
-    private static List<String> serverJit() {
-        List<String> out = new ArrayList<>();
-        out.add("-XX:CompileCommand=quiet");
-        for (String pkg : CONTROL_PATH) {
-            out.add("-XX:CompileCommand=CompileThresholdScaling," + pkg + "*::*,0.1");
-        }
-        return List.copyOf(out);
-    }
-
     private AppProcess() {}
 
     static String javaExecutable() {
@@ -64,7 +35,6 @@ final class AppProcess {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
-        cmd.addAll(SERVER_JIT);
         cmd.addAll(jvmOptions);
         inherited(systemProperties).forEach((k, v) -> cmd.add("-D" + k + "=" + v));
         systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));

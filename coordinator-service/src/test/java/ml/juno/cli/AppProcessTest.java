@@ -1,17 +1,11 @@
 package ml.juno.cli;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,54 +41,5 @@ class AppProcessTest {
                 System.setProperty("juno.home", home);
             }
         }
-    }
-
-    /** HotSpot's class pattern with a trailing {@code *}: a prefix of the class's dotted name. */
-    private static boolean scaled(String className) {
-        return AppProcess.CONTROL_PATH.stream().anyMatch(className::startsWith);
-    }
-
-    @Test
-    void serverJit_scalesTheControlPath_notTheEnginesKernelsOrExperts() {
-        assertEquals("-XX:CompileCommand=quiet", AppProcess.SERVER_JIT.get(0), "quiet first, or the JVM prints every command");
-        assertEquals(AppProcess.CONTROL_PATH.size() + 1, AppProcess.SERVER_JIT.size());
-        for (Class<?> c : List.of(io.grpc.ManagedChannel.class, com.google.protobuf.ByteString.class, ml.juno.node.v1.StepRequest.class,
-                ml.juno.coordinator.engine.GenerationLoop.class, ml.juno.engine.step.StepBatch.class)) {
-            assertTrue(scaled(c.getName()), c.getName() + " runs once per token: it should reach C2 early");
-        }
-        for (Class<?> c : List.of(ml.juno.engine.kernel.cpu.CpuBackend.class, ml.juno.engine.kernel.cpu.ComputePool.class,
-                ml.juno.engine.moe.ExpertStore.class, ml.juno.engine.model.qwen3moe.Qwen3MoeArchitecture.class,
-                ml.juno.engine.model.TransformerDecoder.class)) {
-            assertFalse(scaled(c.getName()), c.getName() + " keeps the default thresholds (streamed experts ran ~45% slower at a tenth)");
-        }
-    }
-
-    @Test
-    void serverJit_isWhatTheJvmParses_andWhatTheLaunchersAndTheNodeImagePass() throws Exception {
-        // without "quiet" the JVM echoes each command as it parsed it: the package as a class prefix, every method
-        List<String> cmd = new ArrayList<>(List.of(AppProcess.javaExecutable()));
-        cmd.addAll(AppProcess.SERVER_JIT.subList(1, AppProcess.SERVER_JIT.size()));
-        cmd.add("-version");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        for (String pkg : AppProcess.CONTROL_PATH) {
-            assertTrue(out.contains("CompileThresholdScaling " + pkg.replace('.', '/') + "*.* double CompileThresholdScaling = 0.100000"),
-                    pkg + " parsed as a class prefix with a tenth:\n" + out);
-        }
-        Path root = Path.of("..");
-        // ./juno gives bench the same packages (a bash list), juno.bat the same flags, the node image the same flags
-        String sh = Files.readString(root.resolve("juno")).replace("\\\n", " ");
-        int from = sh.indexOf("for p in ") + "for p in ".length();
-        List<String> shList = Arrays.asList(sh.substring(from, sh.indexOf("; do", from)).trim().split("\\s+"));
-        assertEquals(AppProcess.CONTROL_PATH, shList, "./juno's bench list");
-        assertTrue(sh.contains("CompileCommand=CompileThresholdScaling,${p}*::*,0.1") && sh.contains("-XX:CompileCommand=quiet"), "./juno");
-        String bat = Files.readString(root.resolve("juno.bat"));
-        String batFlags = String.join(" ", AppProcess.SERVER_JIT.stream().map(f -> '"' + f + '"').toList());
-        assertTrue(bat.contains("set JUNO_JIT=" + batFlags + "\r\n"), "juno.bat's bench flags");
-        String node = Files.readString(root.resolve("deploy/docker/node.Dockerfile"));
-        assertTrue(node.contains("ENV JUNO_SERVER_JIT=\"" + String.join(" ", AppProcess.SERVER_JIT) + "\"\n"), "node.Dockerfile");
-        assertTrue(node.contains("set -f; exec java") && node.contains("$JUNO_SERVER_JIT $JAVA_OPTS"), "node.Dockerfile passes them, unglobbed");
     }
 }

@@ -99,9 +99,7 @@ class LocalCommandTest {
         assertTrue(parse("--model-path", MODEL, "--jfr", "30s", "--jfr-matmul").jvmOptions().get(0)
                 .endsWith(",+juno.MatMul#enabled=true"));
         List<String> cmd = AppProcess.command(Path.of("app.jar"), c.properties(), opts);
-        assertEquals(AppProcess.SERVER_JIT, cmd.subList(AppProcess.JVM_FLAGS.size() + 1, AppProcess.JVM_FLAGS.size() + 1 + AppProcess.SERVER_JIT.size()),
-                "the servers' JIT thresholds for the control path after the engine's flags");
-        assertEquals(o, cmd.get(AppProcess.JVM_FLAGS.size() + 1 + AppProcess.SERVER_JIT.size()), "after the engine's flags, before -D and -jar");
+        assertEquals(o, cmd.get(AppProcess.JVM_FLAGS.size() + 1), "after the engine's flags, before -D and -jar");
     }
 
     @Test
