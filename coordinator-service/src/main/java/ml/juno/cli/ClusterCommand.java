@@ -119,12 +119,11 @@ final class ClusterCommand implements Callable<Integer> {
             logDir = RunLogs.create(logDir, "cluster");
         }
         StringJoiner addresses = new StringJoiner(",");
-        int[] ports = new int[nodes];
+        // the nodes' ports, then the API port: none picked twice (the coordinator binds the API port after the nodes start)
+        int[] ports = new int[nodes + 1];
+        ports[nodes] = apiPort;
         for (int i = 0; i < nodes; i++) {
-            // not the API port (the coordinator binds it only after the nodes start) nor another node's
-            int[] promised = java.util.Arrays.copyOf(ports, i + 1);
-            promised[i] = apiPort;
-            ports[i] = LoopbackPorts.pick(promised);
+            ports[i] = LoopbackPorts.pick(ports);
             addresses.add("127.0.0.1:" + ports[i]);
         }
         Map<String, String> coordProps = new LinkedHashMap<>();

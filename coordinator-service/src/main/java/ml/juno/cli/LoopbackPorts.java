@@ -28,7 +28,8 @@ public final class LoopbackPorts {
     /**
      * A port that is free on every local address now, is not one the kernel gives to outgoing connections, and is none
      * of {@code avoid}: ports already promised to servers that have not bound them yet (a cluster's API port, the nodes
-     * picked before this one), which a bind check alone would find free.
+     * picked before this one), which a bind check alone would find free. Zeros in {@code avoid} (slots not picked yet)
+     * match nothing.
      */
     public static int pick(int... avoid) {
         int ephemeralLow = ephemeralLow();

@@ -238,11 +238,10 @@ final class LoadedShard implements AutoCloseable {
         // this shard's work on the step ends here, before a stage's rows leave: the next stage runs from then on (on a
         // shared core it may take this thread's core before it answers), and a stage's compute overlapping the next
         // one's would count the same wall time twice (the pipeline's time not computing came out negative)
-        long end = System.nanoTime();
+        long compute = System.nanoTime() - t0 - allReduce.waitNanos();
         // to the next stage itself (the coordinator gets a short answer), or without stage links to the coordinator
         long forwarded = rows != null && stage != null ? stage.send(b.stepId(), microBatch, rows) : 0;
         Activations hidden = stage == null ? rows : null;
-        long compute = end - t0 - allReduce.waitNanos();
         if (TRACE.isLoggable(System.Logger.Level.TRACE)) { // --verbose: one line per step on the node
             TRACE.log(System.Logger.Level.TRACE, String.format(java.util.Locale.ROOT, "step %d: %d rows through layers [%d, %d)%s in %.2f ms%s",
                     b.stepId(), n, assignment.layers().start(), assignment.layers().end(),
