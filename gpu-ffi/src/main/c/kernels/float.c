@@ -38,7 +38,7 @@ AI void float_tile(int type, const uint8_t *w, int64_t stride, int64_t cols, con
     for (int64_t i = 0; i < cols; i += 16) {
         __m256 wl[FT_R], wh[FT_R];
         _Pragma("GCC unroll 4") for (int r = 0; r < nr; r++) {
-            _mm_prefetch((const char *)(w + r * stride) + (type == JUNO_F32 ? 4 : 2) * i + PF_AHEAD, _MM_HINT_T0);
+            _mm_prefetch((const char *)(w + r * stride) + (type == JUNO_F32 ? 4 : 2) * i + PF_AHEAD, PF_HINT);
             wl[r] = load_w(type, w + r * stride, i);
             wh[r] = load_w(type, w + r * stride, i + 8);
         }

@@ -171,8 +171,8 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
             __m512 dpair[ZP_MAX];                                                                                          \
             UNROLL for (int p = 0; p < np; p++) {                                                                      \
                 const uint8_t *ba = w + 2 * p * stride + b * (BYTES), *bb = ba + stride;                               \
-                _mm_prefetch((const char *)ba + PF_AHEAD, _MM_HINT_T0);                                                \
-                _mm_prefetch((const char *)bb + PF_AHEAD, _MM_HINT_T0);                                                \
+                _mm_prefetch((const char *)ba + PF_AHEAD, PF_HINT);                                                     \
+                _mm_prefetch((const char *)bb + PF_AHEAD, PF_HINT);                                                     \
                 u[p] = PAIR(ba, bb);                                                                                   \
                 dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));                                      \
             }                                                                                                          \
@@ -282,7 +282,7 @@ AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, co
     for (int64_t i = 0; i < cols; i += 16) {
         __m512 wv[FZ_R];
         UNROLL for (int r = 0; r < nr; r++) {
-            _mm_prefetch((const char *)(w + r * stride) + (type == JUNO_F32 ? 4 : 2) * i + PF_AHEAD, _MM_HINT_T0);
+            _mm_prefetch((const char *)(w + r * stride) + (type == JUNO_F32 ? 4 : 2) * i + PF_AHEAD, PF_HINT);
             wv[r] = load_w16(type, w + r * stride, i);
         }
         UNROLL for (int c = 0; c < nc; c++) {
