@@ -27,6 +27,8 @@ public final class GgufFile implements AutoCloseable {
     private final GgufMetadata metadata;
     private final List<GgufTensorInfo> tensors;
     private final Map<String, GgufTensorInfo> byName;
+    /** Memory for rearranged copies of tensor data ({@link #allocateCopy}), made on first use; freed by {@link #close()}. */
+    private Arena copies;
 
     private GgufFile(Path path, Arena arena, MemorySegment segment, GgufParser.Parsed p) throws GgufFormatException {
         GgufSanity.check(p.metadata()); // ids inside the vocabulary, hyper-parameters in sane bounds
@@ -127,11 +129,27 @@ public final class GgufFile implements AutoCloseable {
         return segment;
     }
 
-    /** Unmaps the file; slices handed out become invalid. */
+    /**
+     * {@code bytes} of off-heap memory, 64-byte aligned, that live as long as this file: for rearranged copies of its
+     * tensors' data (a tensor-parallel column slice made contiguous), freed by {@link #close()} with the mapping.
+     */
+    public synchronized MemorySegment allocateCopy(long bytes) {
+        if (copies == null) {
+            copies = Arena.ofShared();
+        }
+        return copies.allocate(bytes, 64);
+    }
+
+    /** Unmaps the file and frees its {@link #allocateCopy copies}; slices handed out become invalid. */
     @Override
     public void close() {
         if (arena != null && arena.scope().isAlive()) {
             arena.close();
+        }
+        synchronized (this) {
+            if (copies != null && copies.scope().isAlive()) {
+                copies.close();
+            }
         }
     }
 

@@ -53,6 +53,26 @@ public record WeightMatrix(String name, GgmlType type, MemorySegment data, int r
         return new WeightMatrix(name, type, data.asSlice(start * rowStride), count, cols, rowStride);
     }
 
+    /**
+     * This matrix with its rows next to each other in {@code dst} (at least {@link #byteSize()} bytes), copied there;
+     * this matrix itself where its rows already are. A column slice reads a part of every row, so the memory between
+     * the parts streams through the caches for nothing (prefetched, and fetched by the hardware next to what is read):
+     * on a 2-core Zen 4 two ranks' halves of Q4_K rows ran at 25 GB/s together, as contiguous copies at 35.
+     */
+    public WeightMatrix compactInto(MemorySegment dst) {
+        long rb = rowBytes();
+        if (rowStride == rb) {
+            return this;
+        }
+        if (dst.byteSize() < byteSize()) {
+            throw new IllegalArgumentException(name + ": " + dst.byteSize() + " bytes cannot hold " + byteSize());
+        }
+        for (int r = 0; r < rows; r++) {
+            MemorySegment.copy(data, r * rowStride, dst, r * rb, rb);
+        }
+        return dense(name, type, dst.asSlice(0, byteSize()).asReadOnly(), rows, cols);
+    }
+
     /** Columns {@code [start, start+count)} of every row, block aligned: a slice of input features. */
     public WeightMatrix columnSlice(int start, int count) {
         Objects.checkFromIndexSize(start, count, cols);

@@ -253,7 +253,12 @@ public final class ShardTensors {
         int hd = local.headDim();
         return new Attention.AttentionWeights(w.q().rowSlice(qStart * hd, local.qDim()),
                 w.k().rowSlice(kvStart * hd, local.kvDim()), w.v().rowSlice(kvStart * hd, local.kvDim()),
-                w.o().columnSlice(qStart * hd, local.qDim()));
+                contiguous(w.o().columnSlice(qStart * hd, local.qDim())));
+    }
+
+    /** A column slice copied to memory of its own, rows next to each other ({@link WeightMatrix#compactInto}). */
+    private WeightMatrix contiguous(WeightMatrix slice) {
+        return slice.compactInto(file.allocateCopy(slice.byteSize()));
     }
 
     /** The optional {@code attn_q/k/v.bias} and {@code attn_output.bias} of layer {@code l}, sliced. */
@@ -293,7 +298,7 @@ public final class ShardTensors {
         int ffn = config.dims().ffn();
         return sliceFfn(tensors.matrix(TensorNames.block(l, TensorNames.FFN_GATE), dim, ffn),
                 tensors.matrix(TensorNames.block(l, TensorNames.FFN_UP), dim, ffn),
-                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), activation);
+                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), activation, true);
     }
 
     /** Gate and up fused in {@code ffn_up} (rows: gate, then up), SiLU, sliced. */
@@ -302,17 +307,23 @@ public final class ShardTensors {
         int ffn = config.dims().ffn();
         WeightMatrix gateUp = tensors.matrix(TensorNames.block(l, TensorNames.FFN_UP), dim, 2 * ffn);
         return sliceFfn(gateUp.rowSlice(0, ffn), gateUp.rowSlice(ffn, ffn),
-                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), GatedFfn.Activation.SILU);
+                tensors.matrix(TensorNames.block(l, TensorNames.FFN_DOWN), ffn, dim), GatedFfn.Activation.SILU, true);
     }
 
-    private GatedFfn sliceFfn(WeightMatrix gate, WeightMatrix up, WeightMatrix down, GatedFfn.Activation activation) {
+    /**
+     * Gate and up sliced by rows, down by columns; {@code copy}: down's slice copied to be contiguous (not for routed
+     * experts, which stay where the file has them so that they can be streamed).
+     */
+    private GatedFfn sliceFfn(WeightMatrix gate, WeightMatrix up, WeightMatrix down, GatedFfn.Activation activation,
+                              boolean copy) {
         if (parts() == 1) {
             return new GatedFfn(gate, up, down, activation);
         }
         int[] range = ffnRange(gate.rows(), shard);
         int from = range[0];
         int w = range[1];
-        return new GatedFfn(gate.rowSlice(from, w), up.rowSlice(from, w), down.columnSlice(from, w), activation);
+        WeightMatrix d = down.columnSlice(from, w);
+        return new GatedFfn(gate.rowSlice(from, w), up.rowSlice(from, w), copy ? contiguous(d) : d, activation);
     }
 
     /**
@@ -327,7 +338,7 @@ public final class ShardTensors {
         WeightMatrix[] down = tensors.experts(TensorNames.block(l, TensorNames.FFN_DOWN_EXP), expertFfn, dim, experts);
         GatedFfn[] ffns = new GatedFfn[experts];
         for (int e = 0; e < experts; e++) {
-            ffns[e] = sliceFfn(gate[e], up[e], down[e], GatedFfn.Activation.SILU);
+            ffns[e] = sliceFfn(gate[e], up[e], down[e], GatedFfn.Activation.SILU, false);
         }
         return new MoeFfn(router, ffns, used, normalize);
     }

@@ -51,6 +51,21 @@ class GgufFileTest {
     }
 
     @Test
+    void copiesLiveAsLongAsTheFile() throws IOException {
+        Path p = TestModels.allGgufFiles().getFirst();
+        MemorySegment copy;
+        try (GgufFile f = GgufFile.open(p)) {
+            copy = f.allocateCopy(1000);
+            assertEquals(1000, copy.byteSize());
+            assertEquals(0, copy.address() % 64, "64-byte aligned");
+            copy.set(ValueLayout.JAVA_INT, 996, 42);
+            assertEquals(42, copy.get(ValueLayout.JAVA_INT, 996));
+        }
+        MemorySegment freed = copy;
+        assertThrows(IllegalStateException.class, () -> freed.get(ValueLayout.JAVA_INT, 0), "freed with the file");
+    }
+
+    @Test
     void everyShippedModel_agreesWithSourcesTable_sizeShaAndTensorTypeCounts() throws Exception {
         SourcesTable table = SourcesTable.load(TestModels.testdata().resolve("SOURCES.md"));
         assertTrue(table.rows().size() >= 33, "rows parsed from SOURCES.md: " + table.rows().keySet());
