@@ -8,32 +8,30 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
     __m512 acc[ZP][ZC_MAX];
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i hi8 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(8), 1);
-    /* without corr (few activation rows): the min terms per (row, activation), in the same float steps */
-    float own[2 * ZP][ZC_MAX];
-    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
-        acc[p][c] = _mm512_setzero_ps();
-        own[2 * p][c] = own[2 * p + 1][c] = 0.0f;
+    /* without corr (few activation rows): the min terms of the tile's 2*np <= 4 rows, one lane each, per activation
+       row; each lane adds (dmin * d_x) * msum per block in block order, as the scalar form did */
+    __m128 own[ZC_MAX];
+    UNROLL for (int c = 0; c < nc; c++) {
+        own[c] = _mm_setzero_ps();
+        UNROLL for (int p = 0; p < np; p++) acc[p][c] = _mm512_setzero_ps();
     }
+    const __m512i first = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     for (int64_t b = 0; b < nb; b++) {
         __m512 dpair[ZP];
         __m512i scv[ZP];
-        __m256i mdup[2 * ZP];
-        float dmin[2 * ZP] = {0}; /* read only without corr; zeroed so the compiler can see it set */
+        uint64_t mins[2 * ZP] = {0};
+        uint16_t dmin16[2 * ZP] = {0};
         UNROLL for (int p = 0; p < np; p++) {
             const uint8_t *ba = w + 2 * p * stride + b * 144, *bb = ba + stride;
             prefetch_row(ba, 144);
             prefetch_row(bb, 144);
-            uint64_t sa, ma, sb, mb;
-            k4_bytes(ba + 4, &sa, &ma);
-            k4_bytes(bb + 4, &sb, &mb);
+            uint64_t sa, sb;
+            k4_bytes(ba + 4, &sa, &mins[2 * p]);
+            k4_bytes(bb + 4, &sb, &mins[2 * p + 1]);
             dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));
             scv[p] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_set_epi64x((long long)sb, (long long)sa)));
-            if (!corr) {
-                mdup[2 * p] = mins_dup8(ma);
-                mdup[2 * p + 1] = mins_dup8(mb);
-                dmin[2 * p] = f16_to_f32(rd16(ba + 2));
-                dmin[2 * p + 1] = f16_to_f32(rd16(bb + 2));
-            }
+            dmin16[2 * p] = rd16(ba + 2);
+            dmin16[2 * p + 1] = rd16(bb + 2);
         }
         __m512i lanes[ZP][ZC_MAX];
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) lanes[p][c] = _mm512_setzero_si512();
@@ -58,24 +56,39 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
                 }
             }
         }
+        /* the rows' eight mins as 16-bit lanes, row i in the i-th 128 bits; dmin of row i in lane i */
+        __m512i mz = corr ? _mm512_setzero_si512()
+                          : _mm512_cvtepu8_epi16(_mm256_setr_epi64x((long long)mins[0], (long long)mins[1],
+                                                                    (long long)mins[2], (long long)mins[3]));
+        /* built in registers: four 16-bit stores read back as one vector would stall on store forwarding */
+        uint64_t dm = (uint64_t)dmin16[0] | (uint64_t)dmin16[1] << 16 | (uint64_t)dmin16[2] << 32 | (uint64_t)dmin16[3] << 48;
+        __m128 dmin4 = corr ? _mm_setzero_ps() : _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dm));
         UNROLL for (int c = 0; c < nc; c++) {
             const juno_xqk *xb = x + c * xs + b;
             __m512 dx = _mm512_set1_ps(xb->d);
             UNROLL for (int p = 0; p < np; p++) {
                 acc[p][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanes[p][c]), _mm512_mul_ps(dpair[p], dx), acc[p][c]);
-                if (!corr) {
-                    __m256i bs = _mm256_loadu_si256((const __m256i *)xb->bsums);
-                    UNROLL for (int h = 0; h < 2; h++) {
-                        int32_t msum = hsum_i32(_mm256_madd_epi16(bs, mdup[2 * p + h]));
-                        own[2 * p + h][c] += dmin[2 * p + h] * xb->d * (float)msum;
-                    }
-                }
+            }
+            if (!corr) {
+                /* msum of each row = sum_j m_j * (S_2j + S_2j+1), the same integer as before (sixteen sums times the
+                   doubled mins), for the four rows in one vector, reduced within each row's 128 bits */
+                __m256i pairs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums), _mm256_set1_epi16(1));
+                __m128i bs = _mm_packs_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+                __m512i t = _mm512_madd_epi16(mz, _mm512_broadcast_i32x4(bs));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
+                __m128 msum = _mm_cvtepi32_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi32(first, t)));
+                own[c] = _mm_add_ps(own[c], _mm_mul_ps(_mm_mul_ps(dmin4, _mm_set1_ps(xb->d)), msum));
             }
         }
     }
-    UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) {
-        out[c * ldo + 2 * p] = hsum8_lo(acc[p][c]) - (corr ? corr[2 * p * bp + c] : own[2 * p][c]);
-        out[c * ldo + 2 * p + 1] = hsum8_hi(acc[p][c]) - (corr ? corr[(2 * p + 1) * bp + c] : own[2 * p + 1][c]);
+    UNROLL for (int c = 0; c < nc; c++) {
+        float o[4];
+        _mm_storeu_ps(o, own[c]);
+        UNROLL for (int p = 0; p < np; p++) {
+            out[c * ldo + 2 * p] = hsum8_lo(acc[p][c]) - (corr ? corr[2 * p * bp + c] : o[2 * p]);
+            out[c * ldo + 2 * p + 1] = hsum8_hi(acc[p][c]) - (corr ? corr[(2 * p + 1) * bp + c] : o[2 * p + 1]);
+        }
     }
 }
 
