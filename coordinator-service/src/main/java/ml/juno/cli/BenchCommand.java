@@ -127,8 +127,8 @@ final class BenchCommand implements Callable<Integer> {
             description = "With --nodes: folder of the node logs, one run folder per bench (default: ${DEFAULT-VALUE}).")
     Path logDir;
 
-    @Option(names = "--cold", description = "Start with the model on disk: after one untimed pp and tg run (the code "
-            + "compiled), the model file's pages are dropped from the OS page cache (posix_fadvise DONTNEED, this "
+    @Option(names = "--cold", description = "Start with the model on disk: after untimed pp and tg runs of at least "
+            + Bench.WARM_UP_TOKENS + " tokens each (the code compiled), the model file's pages are dropped from the OS page cache (posix_fadvise DONTNEED, this "
             + "process's mapping released first) and the expert cache is emptied; then pp and tg are timed without "
             + "warm-ups, tg going on from pp's state (use -r 1).")
     boolean cold;
