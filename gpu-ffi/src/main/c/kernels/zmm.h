@@ -46,10 +46,4 @@ AI void k4_bytes(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
     *mn = k4_min_bytes(q);
 }
 
-/* Eight mins, each twice, as 16-bit lanes (madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1) per lane j). */
-AI __m256i mins_dup8(uint64_t mn) {
-    __m128i v = _mm_cvtsi64_si128((long long)mn);
-    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
-}
-
 #endif

@@ -3,6 +3,7 @@
  * Included by juno_cpu.c, once per ISA variant (see there).
  */
 #ifdef JUNO_ZMM
+_Static_assert(ZP == 2, "q4_k_ztile keeps the min terms of its 2 * ZP = 4 rows in one 128-bit vector");
 AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *x, int64_t xs, int np, int nc,
                    float *out, int64_t ldo, const float *corr, int64_t bp) {
     __m512 acc[ZP][ZC_MAX];
@@ -20,7 +21,9 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
         __m512 dpair[ZP];
         __m512i scv[ZP];
         uint64_t mins[2 * ZP] = {0};
-        uint16_t dmin16[2 * ZP] = {0};
+        /* the rows' dmin as four F16 in one word, built in registers: four 16-bit stores read back as one vector would
+           stall on store forwarding */
+        uint64_t dm = 0;
         UNROLL for (int p = 0; p < np; p++) {
             const uint8_t *ba = w + 2 * p * stride + b * 144, *bb = ba + stride;
             prefetch_row(ba, 144);
@@ -30,8 +33,7 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
             k4_bytes(bb + 4, &sb, &mins[2 * p + 1]);
             dpair[p] = halves_ps(f16_to_f32(rd16(ba)), f16_to_f32(rd16(bb)));
             scv[p] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_set_epi64x((long long)sb, (long long)sa)));
-            dmin16[2 * p] = rd16(ba + 2);
-            dmin16[2 * p + 1] = rd16(bb + 2);
+            dm |= (uint64_t)rd16(ba + 2) << (32 * p) | (uint64_t)rd16(bb + 2) << (32 * p + 16);
         }
         __m512i lanes[ZP][ZC_MAX];
         UNROLL for (int p = 0; p < np; p++) UNROLL for (int c = 0; c < nc; c++) lanes[p][c] = _mm512_setzero_si512();
@@ -60,8 +62,6 @@ AI void q4_k_ztile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk 
         __m512i mz = corr ? _mm512_setzero_si512()
                           : _mm512_cvtepu8_epi16(_mm256_setr_epi64x((long long)mins[0], (long long)mins[1],
                                                                     (long long)mins[2], (long long)mins[3]));
-        /* built in registers: four 16-bit stores read back as one vector would stall on store forwarding */
-        uint64_t dm = (uint64_t)dmin16[0] | (uint64_t)dmin16[1] << 16 | (uint64_t)dmin16[2] << 32 | (uint64_t)dmin16[3] << 48;
         __m128 dmin4 = corr ? _mm_setzero_ps() : _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dm));
         UNROLL for (int c = 0; c < nc; c++) {
             const juno_xqk *xb = x + c * xs + b;

@@ -142,14 +142,12 @@ public final class GgufFile implements AutoCloseable {
 
     /** Unmaps the file and frees its {@link #allocateCopy copies}; slices handed out become invalid. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (arena != null && arena.scope().isAlive()) {
             arena.close();
         }
-        synchronized (this) {
-            if (copies != null && copies.scope().isAlive()) {
-                copies.close();
-            }
+        if (copies != null && copies.scope().isAlive()) {
+            copies.close();
         }
     }
 
