@@ -95,9 +95,10 @@ final class LoadedShard implements AutoCloseable {
             ShardSpec spec = new ShardSpec(a.layers().start(), a.layers().end(), a.tensorRank(), a.worldSize());
             StepAllReduce allReduce = new StepAllReduce();
             ActivationCodec codec = ActivationCodec.of(r.dtype(), r.order());
+            long maxRowsBytes = (long) r.maxBatchTokens() * dims.embedding() * Float.BYTES + 8L * r.maxBatchTokens(); // a step's rows, any wire type
             if (r.partition() instanceof ShardLoad.Tensor t && t.worldSize() > 1) {
                 // refuses a slice without its peers' addresses; peers on this host exchange partials in shared memory
-                long shmPayload = SharedMailbox.enabled() ? (long) r.maxBatchTokens() * dims.embedding() * Float.BYTES + 8L * r.maxBatchTokens() : 0;
+                long shmPayload = SharedMailbox.enabled() ? maxRowsBytes : 0;
                 ranks = new RankReduce(t, codec, reduceTimeout, shmPayload);
             }
             model = TensorParallel.load(file, options, spec, allReduce);
@@ -124,7 +125,7 @@ final class LoadedShard implements AutoCloseable {
             }
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce, ranks);
             if (r.partition() instanceof ShardLoad.Pipeline p && p.nodeToNode()) {
-                s.stage = new StageLink(p, reduceTimeout).connect(network);
+                s.stage = new StageLink(p, reduceTimeout, maxRowsBytes).connect(network); // rows in shared memory on this host
             }
             s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();

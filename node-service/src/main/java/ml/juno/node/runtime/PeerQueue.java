@@ -54,10 +54,18 @@ final class PeerQueue {
         queue.offer(new Ended(System.nanoTime(), why));
     }
 
-    /** {@link #take} without waiting: the message, or null while there is none; the same failures. */
+    /**
+     * {@link #take} without waiting: the message, or null while there is none; the same failures, except that a later
+     * message is left in the queue for its own wait: the one wanted may still come another way (shared memory), and it
+     * is the wait's deadline that reports it missing.
+     */
     Activations poll(long stepId, int index, long stepStartNanos, Wait what) {
         Object o;
-        while ((o = queue.poll()) != null) {
+        while ((o = queue.peek()) != null) {
+            if (o instanceof Message m && (m.stepId() > stepId || (m.stepId() == stepId && m.index() > index))) {
+                return null;
+            }
+            queue.poll(); // only the inference thread takes: the head is still o
             Activations rows = accept(o, stepId, index, stepStartNanos, what);
             if (rows != null) {
                 return rows;

@@ -215,10 +215,10 @@ final class SharedMailbox implements AutoCloseable {
         }
     }
 
-    /** Removes the inboxes whose owner process is gone (killed before it could remove its own). */
+    /** Removes the inboxes (tensor ranks' and pipeline stages' {@link StageRing}s) whose owner process is gone. */
     static int sweep() {
         int removed = 0;
-        try (var files = Files.newDirectoryStream(DIR, "juno-tp-*")) {
+        try (var files = Files.newDirectoryStream(DIR, "juno-{tp,pp}-*")) {
             for (Path f : files) {
                 long pid = -1;
                 try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
@@ -244,7 +244,7 @@ final class SharedMailbox implements AutoCloseable {
         return removed;
     }
 
-    private static long inode(Path p) {
+    static long inode(Path p) {
         try {
             return ((Number) Files.getAttribute(p, "unix:ino")).longValue();
         } catch (IOException | RuntimeException e) {
