@@ -167,9 +167,14 @@ public final class StageLink implements AutoCloseable {
      */
     long send(long stepId, int micro, Activations rows) {
         StageRing ring = shm ? nextRing(System.nanoTime()) : null;
-        if (ring != null && ring.offer(stepId, micro, rows)) {
-            shmMessages++;
-            return rows.data().length;
+        if (ring != null) {
+            if (ring.offer(stepId, micro, rows)) {
+                shmMessages++;
+                return rows.data().length;
+            }
+            if (!ring.open()) {
+                nextLook = System.nanoTime(); // the next stage unloaded it (or reloads): look for its new one next time
+            }
         }
         return next.send(stepId, micro, rows);
     }

@@ -138,6 +138,11 @@ final class StageRing implements AutoCloseable {
         return SharedMailbox.inode(path) == inode && ProcessHandle.of(ownerPid).map(ProcessHandle::isAlive).orElse(false);
     }
 
+    /** Whether the owner still reads this ring: it marks it closed before it unmaps it (an unload, a reload). */
+    boolean open() {
+        return (long) LONG.getAcquire(seg, 0L) == MAGIC;
+    }
+
     private long slotAt(long n) {
         return HEADER + (n % SLOTS) * slotBytes;
     }
@@ -148,7 +153,7 @@ final class StageRing implements AutoCloseable {
      */
     boolean offer(long stepId, int index, Activations a) {
         byte[] data = a.data();
-        if (data.length > slotBytes - SLOT_HEAD || messages - (long) LONG.getAcquire(seg, CONSUMED) >= SLOTS) {
+        if (!open() || data.length > slotBytes - SLOT_HEAD || messages - (long) LONG.getAcquire(seg, CONSUMED) >= SLOTS) {
             return false;
         }
         long at = slotAt(messages);
@@ -231,6 +236,13 @@ final class StageRing implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (owner) {
+            try {
+                LONG.setRelease(seg, 0L, 0L); // a writer that still has it mapped sends by gRPC and looks for the new one
+            } catch (IllegalStateException closed) {
+                // closed already
+            }
+        }
         for (int tries = 0; ; tries++) {
             try {
                 arena.close();

@@ -40,13 +40,14 @@ class StageRingTest {
         assumeTrue(StageRing.enabled() && Files.isWritable(Path.of("/dev/shm")), "no /dev/shm or futexes here: shared memory is off");
     }
 
+    private static final List<String> ADDRESSES = List.of("127.0.0.1:9100", "127.0.0.1:9101");
+
     /** Two stages of a new group; {@code byGrpc} counts the rows (not hellos) that went through the stand-in link. */
     private static StageLink[] stages(long shmPayload, AtomicLong byGrpc, Duration timeout) {
         long group = nextGroup++;
-        List<String> addresses = List.of("127.0.0.1:9100", "127.0.0.1:9101");
         StageLink[] s = new StageLink[2];
         for (int i = 0; i < 2; i++) {
-            s[i] = new StageLink(new ShardLoad.Pipeline(i * 2, i * 2 + 2, addresses, i, group, 0), timeout, shmPayload);
+            s[i] = stage(group, i, shmPayload, timeout);
         }
         s[0].connect(new RankReduce.Network() {
             @Override
@@ -74,6 +75,10 @@ class StageRingTest {
         });
         s[1].connect(null);
         return s;
+    }
+
+    private static StageLink stage(long group, int i, long shmPayload, Duration timeout) {
+        return new StageLink(new ShardLoad.Pipeline(i * 2, i * 2 + 2, ADDRESSES, i, group, 0), timeout, shmPayload);
     }
 
     private static Activations rows(long seed, int n, int width) {
@@ -200,6 +205,28 @@ class StageRingTest {
             assertTrue(c.getMessage().contains("cancelled"), c.getMessage());
         } finally {
             close(t);
+        }
+    }
+
+    @Test
+    void aNextStageThatReloads_getsTheRowsSentRightAfter_byItsNewInbox() {
+        AtomicLong grpc = new AtomicLong();
+        StageLink[] s = stages(1 << 16, grpc, Duration.ofSeconds(5));
+        long group = nextGroup - 1;
+        try {
+            Activations a = rows(1, 1, 64);
+            s[0].send(1, 0, a);
+            assertArrayEquals(a.data(), s[1].take(1, 0, System.nanoTime(), () -> false).data());
+            s[1].close(); // the next stage reloads its shard: a new link and inbox, at once
+            s[1] = stage(group, 1, 1 << 16, Duration.ofSeconds(5));
+            for (int step = 2; step <= 4; step++) {
+                Activations b = rows(step, 1, 64);
+                s[0].send(step, 0, b); // the first goes by gRPC (the old ring is closed); then the new ring is found
+                assertArrayEquals(b.data(), s[1].take(step, 0, System.nanoTime(), () -> false).data(), "step " + step);
+            }
+            assertEquals(1, grpc.get(), "one message by gRPC, while the sender looked for the new inbox");
+        } finally {
+            close(s);
         }
     }
 
