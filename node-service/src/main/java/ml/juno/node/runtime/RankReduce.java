@@ -250,11 +250,14 @@ public final class RankReduce implements AutoCloseable {
                 continue;
             }
             SharedMailbox peer = peerInbox(r, now);
-            if (peer != null && peer.fits(stepId, index, mine.data().length)) {
+            if (peer != null && peer.open() && peer.fits(stepId, index, mine.data().length)) {
                 peer.put(shard.rank(), stepId, index, mine);
                 bytes += mine.data().length;
                 shmPartials++;
             } else {
+                if (peer != null && !peer.open()) {
+                    shmNextLook[r] = now; // the peer unloaded it (or reloads): look for its new one next time
+                }
                 grpcTo[r] = true;
                 anyGrpc = true;
             }

@@ -155,6 +155,11 @@ final class SharedMailbox implements AutoCloseable {
         return stepId * MAX_INDEX + index + 1;
     }
 
+    /** Whether the owner still reads this inbox: it marks it closed before it unmaps it (an unload, a reload). */
+    boolean open() {
+        return (long) LONG.getAcquire(seg, 0L) == MAGIC;
+    }
+
     /** Whether a partial of {@code bytes} fits a slot and its step and index fit a tag. */
     boolean fits(long stepId, int index, int bytes) {
         return bytes <= slotBytes - SLOT_HEAD && index >= 0 && index < MAX_INDEX && stepId >= 0 && stepId < Long.MAX_VALUE / MAX_INDEX;
@@ -203,6 +208,9 @@ final class SharedMailbox implements AutoCloseable {
 
     @Override
     public void close() {
+        if (owner) {
+            LONG.setRelease(seg, 0L, 0L); // a peer that still has it mapped sends by gRPC and looks for the new one
+        }
         arena.close();
         if (owner) {
             try {

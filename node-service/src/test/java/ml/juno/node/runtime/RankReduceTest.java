@@ -56,6 +56,14 @@ class RankReduceTest {
                     shmPayload));
         }
         for (RankReduce me : ranks) {
+            connect(me, ranks, group, byGrpc);
+        }
+        return ranks;
+    }
+
+    /** Connects {@code me} to the stand-in links: a partial goes to whichever ranks {@code ranks} holds when it is sent. */
+    static void connect(RankReduce me, List<RankReduce> ranks, long group, java.util.concurrent.atomic.AtomicLong byGrpc) {
+        {
             me.connect((shard, reduce) -> new RankReduce.Outbound() {
                 @Override
                 public long send(long stepId, int index, Activations partial, boolean[] to) {
@@ -75,7 +83,6 @@ class RankReduceTest {
                 }
             });
         }
-        return ranks;
     }
 
     static float[] random(long seed, int size) {

@@ -145,6 +145,36 @@ class SharedMemoryReduceTest {
     }
 
     @Test
+    void aPeerThatReloads_getsThePartialsSentRightAfter_byItsNewInbox() {
+        long group = nextGroup++;
+        AtomicLong grpc = new AtomicLong();
+        List<RankReduce> ranks = RankReduceTest.ranks(2, ActivationDtype.FLOAT32, Duration.ofSeconds(5), group, 1 << 12, grpc);
+        try {
+            List<float[]> p = partials(2, 8, 1);
+            RankReduceTest.reduce(ranks, 1, 0, p, 1, 8);
+            long before = grpc.get();
+            ranks.get(1).close(); // rank 1 reloads its slice: a new inbox at once, well within rank 0's 50 ms re-check
+            RankReduce fresh = new RankReduce(new ml.juno.model.shard.ShardLoad.Tensor(1, 2, ranks.get(1).shard().peers(), group, 0),
+                    ml.juno.model.wire.ActivationCodec.of(ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN), Duration.ofSeconds(5), 1 << 12);
+            ranks.set(1, fresh);
+            RankReduceTest.connect(fresh, ranks, group, grpc);
+            for (int step = 2; step <= 4; step++) {
+                List<float[]> q = partials(2, 8, step);
+                List<float[]> a = RankReduceTest.reduce(ranks, step, 0, q, 1, 8);
+                float[] want = new float[8];
+                for (int k = 0; k < 8; k++) {
+                    want[k] = q.get(0)[k] + q.get(1)[k];
+                }
+                assertArrayEquals(want, a.get(0), "step " + step);
+                assertArrayEquals(want, a.get(1), "step " + step);
+            }
+            assertEquals(before + 1, grpc.get(), "rank 0's first partial after the reload by gRPC, then the new inbox");
+        } finally {
+            ranks.forEach(RankReduce::close);
+        }
+    }
+
+    @Test
     void closing_removesTheInbox() {
         long group = nextGroup++;
         List<RankReduce> ranks = RankReduceTest.ranks(2, ActivationDtype.FLOAT16, Duration.ofSeconds(5), group, 1 << 12, new AtomicLong());
