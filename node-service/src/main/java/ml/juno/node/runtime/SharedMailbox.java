@@ -38,9 +38,9 @@ final class SharedMailbox implements AutoCloseable {
     static final int SLOTS = 4;
     static final int MAX_INDEX = 1 << 16; // all-reduces per step a tag can number
     private static final long MAGIC = 0x314D48534F4E554AL; // "JUNOSHM1"
-    private static final long HEADER = 4096;
-    private static final long SLOT_HEAD = 64;
-    private static final long MAX_SLOT = 8L << 20;
+    static final long HEADER = 4096;
+    static final long SLOT_HEAD = 64;
+    static final long MAX_SLOT = 8L << 20;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final Path DIR = Path.of("/dev/shm");
     /** This host: a hash of the boot id and the network namespace; 0 where either cannot be read (shared memory off). */
@@ -83,28 +83,9 @@ final class SharedMailbox implements AutoCloseable {
 
     /** Creates and maps rank {@code rank}'s inbox (replacing one a dead process or an earlier load of this one left). */
     static SharedMailbox create(long group, int rank, int world, long slotBytes) throws IOException {
-        sweep();
         Path p = pathOf(group, rank);
-        Files.deleteIfExists(p);
-        long size = HEADER + (long) world * SLOTS * slotBytes;
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(p, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ch.truncate(size); // a sparse tmpfs file: pages are taken only as slots are written
-            ch.write(java.nio.ByteBuffer.allocate(1), size - 1);
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            seg.set(ValueLayout.JAVA_LONG, 8, ProcessHandle.current().pid());
-            seg.set(ValueLayout.JAVA_LONG, 16, HOST);
-            seg.set(ValueLayout.JAVA_INT, 24, world);
-            seg.set(ValueLayout.JAVA_INT, 28, rank);
-            seg.set(ValueLayout.JAVA_LONG, 32, slotBytes);
-            LONG.setRelease(seg, 0L, MAGIC);
-            return new SharedMailbox(p, arena, seg, slotBytes, world, true, inode(p));
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            Files.deleteIfExists(p);
-            throw e;
-        }
+        Mapped m = createFile(p, MAGIC, world, rank, slotBytes, (long) world * SLOTS);
+        return new SharedMailbox(p, m.arena(), m.seg(), slotBytes, world, true, inode(p));
     }
 
     /**
@@ -113,6 +94,48 @@ final class SharedMailbox implements AutoCloseable {
      */
     static SharedMailbox attach(long group, int rank, int world) {
         Path p = pathOf(group, rank);
+        Mapped m = attachFile(p, MAGIC, world, rank, (long) world * SLOTS);
+        return m == null ? null : new SharedMailbox(p, m.arena(), m.seg(), m.seg().get(ValueLayout.JAVA_LONG, 32), world, false, inode(p));
+    }
+
+    /** A file under {@code /dev/shm} mapped into its own arena. */
+    record Mapped(Arena arena, MemorySegment seg) {}
+
+    /**
+     * Creates the owner-only file {@code p} (replacing one a dead process or an earlier load left) for {@code slots} slots
+     * of {@code slotBytes} after a {@value #HEADER}-byte header, sparse (tmpfs takes pages only as slots are written), and
+     * maps it. The header, the same for every kind of inbox: {@code magic} (published last, with a release store), the
+     * owner's pid, {@link #HOST}, the ints {@code a} and {@code b}, the slot size.
+     */
+    static Mapped createFile(Path p, long magic, int a, int b, long slotBytes, long slots) throws IOException {
+        sweep();
+        Files.deleteIfExists(p);
+        long size = HEADER + slots * slotBytes;
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(p, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            ch.truncate(size);
+            ch.write(java.nio.ByteBuffer.allocate(1), size - 1);
+            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+            seg.set(ValueLayout.JAVA_LONG, 8, ProcessHandle.current().pid());
+            seg.set(ValueLayout.JAVA_LONG, 16, HOST);
+            seg.set(ValueLayout.JAVA_INT, 24, a);
+            seg.set(ValueLayout.JAVA_INT, 28, b);
+            seg.set(ValueLayout.JAVA_LONG, 32, slotBytes);
+            LONG.setRelease(seg, 0L, magic);
+            return new Mapped(arena, seg);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            Files.deleteIfExists(p);
+            throw e;
+        }
+    }
+
+    /**
+     * Maps the file {@code p} that {@link #createFile} made, or null where it is not there, not of this host, its owner
+     * is gone, or its header differs ({@code magic}, {@code a}, {@code b}, a size of {@code slots} slots).
+     */
+    static Mapped attachFile(Path p, long magic, int a, int b, long slots) {
         if (!Files.isRegularFile(p)) {
             return null;
         }
@@ -125,17 +148,17 @@ final class SharedMailbox implements AutoCloseable {
             }
             MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
             long slot = seg.get(ValueLayout.JAVA_LONG, 32);
-            boolean ok = (long) LONG.getAcquire(seg, 0L) == MAGIC
+            boolean ok = (long) LONG.getAcquire(seg, 0L) == magic
                     && seg.get(ValueLayout.JAVA_LONG, 16) == HOST
-                    && seg.get(ValueLayout.JAVA_INT, 24) == world
-                    && seg.get(ValueLayout.JAVA_INT, 28) == rank
-                    && slot > SLOT_HEAD && size == HEADER + (long) world * SLOTS * slot
+                    && seg.get(ValueLayout.JAVA_INT, 24) == a
+                    && seg.get(ValueLayout.JAVA_INT, 28) == b
+                    && slot > SLOT_HEAD && size == HEADER + slots * slot
                     && ProcessHandle.of(seg.get(ValueLayout.JAVA_LONG, 8)).map(ProcessHandle::isAlive).orElse(false);
             if (!ok) {
                 arena.close();
                 return null;
             }
-            return new SharedMailbox(p, arena, seg, slot, world, false, inode(p));
+            return new Mapped(arena, seg);
         } catch (IOException | RuntimeException e) {
             arena.close();
             return null;

@@ -6,12 +6,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Set;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.Activations;
 
@@ -31,12 +27,11 @@ import ml.juno.model.wire.Activations;
 final class StageRing implements AutoCloseable {
     static final int SLOTS = 8;
     private static final long MAGIC = 0x3152505F4F4E554AL; // "JUNO_PR1"
-    private static final long HEADER = 4096;
+    private static final long HEADER = SharedMailbox.HEADER;
     private static final long BELL = 64;        // int, the futex word; its own cache line
     private static final long PUBLISHED = 128;  // long: messages written
     private static final long CONSUMED = 192;   // long: messages read
-    private static final long SLOT_HEAD = 64;
-    private static final long MAX_SLOT = 8L << 20;
+    private static final long SLOT_HEAD = SharedMailbox.SLOT_HEAD;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final Path DIR = Path.of("/dev/shm");
@@ -76,61 +71,17 @@ final class StageRing implements AutoCloseable {
 
     /** Creates and maps stage {@code stage}'s inbox (replacing one a dead process or an earlier load of this one left). */
     static StageRing create(long group, int stage, long maxPayload) throws IOException {
-        SharedMailbox.sweep();
-        long slotBytes = Math.min(MAX_SLOT, (SLOT_HEAD + Math.max(maxPayload, 1) + 4095) / 4096 * 4096);
+        long slotBytes = SharedMailbox.slotBytes(maxPayload);
         Path p = pathOf(group, stage);
-        Files.deleteIfExists(p);
-        long size = HEADER + SLOTS * slotBytes;
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(p, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ch.truncate(size); // sparse: tmpfs pages are taken only as slots are written
-            ch.write(java.nio.ByteBuffer.allocate(1), size - 1);
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            seg.set(ValueLayout.JAVA_LONG, 8, ProcessHandle.current().pid());
-            seg.set(ValueLayout.JAVA_LONG, 16, SharedMailbox.HOST);
-            seg.set(ValueLayout.JAVA_INT, 24, stage);
-            seg.set(ValueLayout.JAVA_INT, 28, SLOTS);
-            seg.set(ValueLayout.JAVA_LONG, 32, slotBytes);
-            LONG.setRelease(seg, 0L, MAGIC);
-            return new StageRing(p, arena, seg, slotBytes, true, SharedMailbox.inode(p));
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            Files.deleteIfExists(p);
-            throw e;
-        }
+        SharedMailbox.Mapped m = SharedMailbox.createFile(p, MAGIC, stage, SLOTS, slotBytes, SLOTS);
+        return new StageRing(p, m.arena(), m.seg(), slotBytes, true, SharedMailbox.inode(p));
     }
 
     /** Maps the inbox of stage {@code stage}, or null where it is not on this host, not alive, of another shape, or not there. */
     static StageRing attach(long group, int stage) {
         Path p = pathOf(group, stage);
-        if (!Files.isRegularFile(p)) {
-            return null;
-        }
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            long size = ch.size();
-            if (size < HEADER) {
-                arena.close();
-                return null;
-            }
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            long slot = seg.get(ValueLayout.JAVA_LONG, 32);
-            boolean ok = (long) LONG.getAcquire(seg, 0L) == MAGIC
-                    && seg.get(ValueLayout.JAVA_LONG, 16) == SharedMailbox.HOST
-                    && seg.get(ValueLayout.JAVA_INT, 24) == stage
-                    && seg.get(ValueLayout.JAVA_INT, 28) == SLOTS
-                    && slot > SLOT_HEAD && size == HEADER + SLOTS * slot
-                    && ProcessHandle.of(seg.get(ValueLayout.JAVA_LONG, 8)).map(ProcessHandle::isAlive).orElse(false);
-            if (!ok) {
-                arena.close();
-                return null;
-            }
-            return new StageRing(p, arena, seg, slot, false, SharedMailbox.inode(p));
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            return null;
-        }
+        SharedMailbox.Mapped m = SharedMailbox.attachFile(p, MAGIC, stage, SLOTS, SLOTS);
+        return m == null ? null : new StageRing(p, m.arena(), m.seg(), m.seg().get(ValueLayout.JAVA_LONG, 32), false, SharedMailbox.inode(p));
     }
 
     /** Whether this mapping is still the stage's inbox: the file is the one mapped and its owner is alive. */
