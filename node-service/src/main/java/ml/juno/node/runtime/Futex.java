@@ -67,7 +67,7 @@ final class Futex {
         timespec.set(ValueLayout.JAVA_LONG, 0, nanos / 1_000_000_000L);
         timespec.set(ValueLayout.JAVA_LONG, 8, nanos % 1_000_000_000L);
         try {
-            long r = (long) SYSCALL_WAIT.invokeExact(SYS_FUTEX, word, (long) FUTEX_WAIT, (long) expected, timespec);
+            long unused = (long) SYSCALL_WAIT.invokeExact(SYS_FUTEX, word, (long) FUTEX_WAIT, (long) expected, timespec); // 0, or -1: woken, changed, timed out, interrupted
         } catch (Throwable t) {
             throw new IllegalStateException("futex wait failed", t);
         }
@@ -76,7 +76,7 @@ final class Futex {
     /** Wakes the threads (of any process) sleeping on the word at {@code word}. */
     static void wakeAll(MemorySegment word) {
         try {
-            long r = (long) SYSCALL_WAKE.invokeExact(SYS_FUTEX, word, (long) FUTEX_WAKE, (long) Integer.MAX_VALUE);
+            long unused = (long) SYSCALL_WAKE.invokeExact(SYS_FUTEX, word, (long) FUTEX_WAKE, (long) Integer.MAX_VALUE); // how many woke
         } catch (Throwable t) {
             throw new IllegalStateException("futex wake failed", t);
         }
