@@ -125,7 +125,7 @@ final class LoadedShard implements AutoCloseable {
             }
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce, ranks);
             if (r.partition() instanceof ShardLoad.Pipeline p && p.nodeToNode()) {
-                s.stage = new StageLink(p, reduceTimeout, maxRowsBytes).connect(network); // rows in shared memory on this host
+                s.stage = new StageLink(p, reduceTimeout, StageRing.wanted() ? maxRowsBytes : 0).connect(network); // rows in shared memory on this host if asked
             }
             s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();

@@ -60,6 +60,17 @@ final class StageRing implements AutoCloseable {
         this.messages = (long) LONG.getAcquire(seg, owner ? CONSUMED : PUBLISHED);
     }
 
+    /**
+     * Whether a node's stages use their rings: only when asked ({@code juno.stage.shm} or {@code JUNO_STAGE_SHM} 1/true).
+     * Off by default: with the code compiled (several thousand tokens) pipeline-3 ran 6-12% faster by gRPC in three of
+     * three rounds, though each hop waits less (docs/performance.md, session 23): the woken stage starts while the previous
+     * stage's compute workers still spin on the other core.
+     */
+    static boolean wanted() {
+        String v = System.getProperty("juno.stage.shm", System.getenv("JUNO_STAGE_SHM"));
+        return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.equalsIgnoreCase("on")) && enabled();
+    }
+
     /** Whether stages may use shared memory: {@link SharedMailbox#enabled()} and futexes that work here. */
     static boolean enabled() {
         return Futex.AVAILABLE && SharedMailbox.enabled();
