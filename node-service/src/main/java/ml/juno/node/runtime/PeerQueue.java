@@ -16,7 +16,7 @@ import ml.juno.model.wire.Activations;
  */
 final class PeerQueue {
     /** How often a wait looks whether the coordinator cancelled the step. */
-    private static final long CANCEL_CHECK_NANOS = 20_000_000L;
+    static final long CANCEL_CHECK_NANOS = 20_000_000L;
 
     /** A peer's message for step {@code stepId}, number {@code index} within it. */
     record Message(long stepId, int index, Activations rows) {}

@@ -66,9 +66,9 @@ public final class RankReduce implements AutoCloseable {
     private final boolean[] grpcTo; // scratch: the peers this partial goes to by gRPC
     private long shmPartials;
     /** How often a mapped peer inbox is checked to be still its owner's (a restarted peer has a new one). */
-    private static final long SHM_RECHECK_NANOS = 50_000_000L;
+    static final long SHM_RECHECK_NANOS = 50_000_000L;
     /** A partial that stands for nothing: opens the gRPC stream to a peer reached through shared memory. */
-    private static final long HELLO_STEP = -1;
+    static final long HELLO_STEP = -1;
 
     public RankReduce(ShardLoad.Tensor shard, ActivationCodec codec, Duration timeout) {
         this(shard, codec, timeout, 0);

@@ -95,11 +95,16 @@ final class SharedMailbox implements AutoCloseable {
     static SharedMailbox attach(long group, int rank, int world) {
         Path p = pathOf(group, rank);
         Mapped m = attachFile(p, MAGIC, world, rank, (long) world * SLOTS);
-        return m == null ? null : new SharedMailbox(p, m.arena(), m.seg(), m.seg().get(ValueLayout.JAVA_LONG, 32), world, false, inode(p));
+        return m == null ? null : new SharedMailbox(p, m.arena(), m.seg(), m.slotBytes(), world, false, inode(p));
     }
 
     /** A file under {@code /dev/shm} mapped into its own arena. */
-    record Mapped(Arena arena, MemorySegment seg) {}
+    record Mapped(Arena arena, MemorySegment seg) {
+        /** The slot size its header gives. */
+        long slotBytes() {
+            return seg.get(ValueLayout.JAVA_LONG, 32);
+        }
+    }
 
     /**
      * Creates the owner-only file {@code p} (replacing one a dead process or an earlier load left) for {@code slots} slots

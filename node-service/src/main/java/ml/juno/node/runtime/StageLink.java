@@ -11,9 +11,10 @@ import ml.juno.model.wire.Activations;
  * use), and its input rows come from the previous stage's stream into one queue ({@link PeerQueue}). The first stage
  * takes token ids from the coordinator; the last sends nothing on and answers the coordinator (tokens, or logits).
  *
- * <p>Stages on the same host pass their rows through shared memory instead ({@link StageRing}: the receiving stage's
- * inbox, which the sending stage maps when it finds it): a copy and one futex wake-up, where a loopback gRPC message
- * wakes an event loop on each side and then the waiting thread. The gRPC stream stays open (a hello opens it) and
+ * <p>Stages on the same host can pass their rows through shared memory instead ({@link StageRing}: the receiving
+ * stage's inbox, which the sending stage maps when it finds it; a node's stages use it only when asked, {@link
+ * StageRing#wanted()}): a copy and one futex wake-up, where a loopback gRPC message wakes an event loop on each side
+ * and then the waiting thread. The gRPC stream stays open (a hello opens it) and
  * carries what does not fit the ring; the waiting stage takes a step's rows from whichever path brought them.
  *
  * <p>Every wait is bounded like an all-reduce's: the forward timeout, the end of the previous stage's stream, the
@@ -35,11 +36,6 @@ public final class StageLink implements AutoCloseable {
     private long shmMessages;
     /** How long a wait for rows spins before it sleeps on the inbox's futex (rows usually come a stage's compute later). */
     private static final long SPIN_NANOS = 30_000L;
-    private static final long CANCEL_CHECK_NANOS = 20_000_000L;
-    /** How often a mapped inbox of the next stage is checked to be still its owner's (a restarted stage has a new one). */
-    private static final long RECHECK_NANOS = 50_000_000L;
-    /** Rows that stand for nothing: open the gRPC stream to a next stage reached through shared memory. */
-    private static final long HELLO_STEP = -1;
 
     /** A stage whose rows all go by gRPC. */
     public StageLink(ShardLoad.Pipeline stage, Duration timeout) {
@@ -150,7 +146,7 @@ public final class StageLink implements AutoCloseable {
                 throw new IllegalStateException(waitName.name(stepId, micro) + ": no rows from " + previous.peer() + " within " + timeout);
             }
             if (now - nextCancelCheck >= 0) {
-                nextCancelCheck = now + CANCEL_CHECK_NANOS;
+                nextCancelCheck = now + PeerQueue.CANCEL_CHECK_NANOS;
                 if (cancelled.getAsBoolean()) {
                     throw new IllegalStateException(waitName.name(stepId, micro) + ": the coordinator cancelled the step");
                 }
@@ -184,7 +180,7 @@ public final class StageLink implements AutoCloseable {
         if (now - nextLook < 0) {
             return nextRing;
         }
-        nextLook = now + RECHECK_NANOS;
+        nextLook = now + RankReduce.SHM_RECHECK_NANOS; // a restarted next stage has a new inbox
         StageRing r = nextRing;
         if (r != null && r.current()) {
             return r;
@@ -196,7 +192,7 @@ public final class StageLink implements AutoCloseable {
         nextRing = r;
         if (r != null) {
             // the gRPC stream carries no rows now, but stays open: its end tells the next stage this one is gone
-            next.send(HELLO_STEP, 0, new Activations(ml.juno.model.wire.ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN, 1, 1, new byte[4]));
+            next.send(RankReduce.HELLO_STEP, 0, new Activations(ml.juno.model.wire.ActivationDtype.FLOAT32, java.nio.ByteOrder.LITTLE_ENDIAN, 1, 1, new byte[4]));
         }
         return r;
     }

@@ -61,14 +61,15 @@ final class StageRing implements AutoCloseable {
     }
 
     /**
-     * Whether a node's stages use their rings: only when asked ({@code juno.stage.shm} or {@code JUNO_STAGE_SHM} 1/true).
+     * Whether a node's stages use their rings (where {@link #enabled()}): only when asked ({@code juno.stage.shm} or
+     * {@code JUNO_STAGE_SHM} 1/true).
      * Off by default: with the code compiled (several thousand tokens) pipeline-3 ran 6-12% faster by gRPC in three of
      * three rounds, though each hop waits less (docs/performance.md, session 23): the woken stage starts while the previous
      * stage's compute workers still spin on the other core.
      */
     static boolean wanted() {
         String v = System.getProperty("juno.stage.shm", System.getenv("JUNO_STAGE_SHM"));
-        return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.equalsIgnoreCase("on")) && enabled();
+        return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.equalsIgnoreCase("on"));
     }
 
     /** Whether stages may use shared memory: {@link SharedMailbox#enabled()} and futexes that work here. */
@@ -92,7 +93,7 @@ final class StageRing implements AutoCloseable {
     static StageRing attach(long group, int stage) {
         Path p = pathOf(group, stage);
         SharedMailbox.Mapped m = SharedMailbox.attachFile(p, MAGIC, stage, SLOTS, SLOTS);
-        return m == null ? null : new StageRing(p, m.arena(), m.seg(), m.seg().get(ValueLayout.JAVA_LONG, 32), false, SharedMailbox.inode(p));
+        return m == null ? null : new StageRing(p, m.arena(), m.seg(), m.slotBytes(), false, SharedMailbox.inode(p));
     }
 
     /** Whether this mapping is still the stage's inbox: the file is the one mapped and its owner is alive. */
@@ -199,11 +200,7 @@ final class StageRing implements AutoCloseable {
     @Override
     public void close() {
         if (owner) {
-            try {
-                LONG.setRelease(seg, 0L, 0L); // a writer that still has it mapped sends by gRPC and looks for the new one
-            } catch (IllegalStateException closed) {
-                // closed already
-            }
+            LONG.setRelease(seg, 0L, 0L); // a writer that still has it mapped sends by gRPC and looks for the new one
         }
         for (int tries = 0; ; tries++) {
             try {

@@ -162,15 +162,14 @@ class StageRingTest {
             long[] latency = new long[15];
             for (int i = 0; i < latency.length; i++) {
                 long step = i + 1;
-                long[] sentAt = new long[1];
                 CompletableFuture<Long> took = CompletableFuture.supplyAsync(() -> {
                     s[1].take(step, 0, System.nanoTime(), () -> false);
                     return System.nanoTime();
                 });
                 Thread.sleep(5); // the receiver is asleep on the futex by now (it spins 30 µs)
-                sentAt[0] = System.nanoTime();
+                long sentAt = System.nanoTime();
                 s[0].send(step, 0, rows(step, 1, 64));
-                latency[i] = took.get(5, TimeUnit.SECONDS) - sentAt[0];
+                latency[i] = took.get(5, TimeUnit.SECONDS) - sentAt;
             }
             Arrays.sort(latency);
             // a wait that missed its wake-up sleeps out its 20 ms check interval
@@ -227,6 +226,27 @@ class StageRingTest {
             assertEquals(1, grpc.get(), "one message by gRPC, while the sender looked for the new inbox");
         } finally {
             close(s);
+        }
+    }
+
+    @Test
+    void aNodesStagesUseTheirRingsOnlyWhenAsked() {
+        String before = System.getProperty("juno.stage.shm");
+        try {
+            System.clearProperty("juno.stage.shm");
+            if (System.getenv("JUNO_STAGE_SHM") == null) {
+                assertFalse(StageRing.wanted(), "off by default");
+            }
+            System.setProperty("juno.stage.shm", "1");
+            assertTrue(StageRing.wanted());
+            System.setProperty("juno.stage.shm", "false");
+            assertFalse(StageRing.wanted());
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.stage.shm");
+            } else {
+                System.setProperty("juno.stage.shm", before);
+            }
         }
     }
 
