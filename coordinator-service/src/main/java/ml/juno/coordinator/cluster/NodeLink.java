@@ -23,7 +23,9 @@ import ml.juno.node.v1.StepResponse;
 /**
  * The coordinator's connection to one node: a channel, unary calls with deadlines, and the node's step stream (a
  * Mutiny {@code Multi<StepRequest> → Multi<StepResponse>}: requests go in through a unicast processor, answers are
- * queued for the generation loop's thread, which waits for them with a deadline). Counts bytes both ways.
+ * queued for the generation loop's thread, which waits for them with a deadline). Counts bytes both ways. The channel
+ * runs its callbacks on its transport thread ({@code directExecutor}): they only queue what came, and a hand-over to
+ * gRPC's default executor would add a thread wake-up to every answer on a token's path.
  */
 final class NodeLink implements AutoCloseable {
     private static final int MAX_MESSAGE = 512 * 1024 * 1024;
@@ -66,11 +68,12 @@ final class NodeLink implements AutoCloseable {
 
     private static ManagedChannel channel(NodeAddress address, java.nio.file.Path tlsDir) {
         if (tlsDir == null) {
-            return ManagedChannelBuilder.forAddress(address.host(), address.port()).usePlaintext().maxInboundMessageSize(MAX_MESSAGE).build();
+            return ManagedChannelBuilder.forAddress(address.host(), address.port()).usePlaintext().maxInboundMessageSize(MAX_MESSAGE)
+                    .directExecutor().build();
         }
         try {
             return io.grpc.Grpc.newChannelBuilderForAddress(address.host(), address.port(),
-                    ml.juno.coordinator.tls.TlsDir.coordinatorCredentials(tlsDir)).maxInboundMessageSize(MAX_MESSAGE).build();
+                    ml.juno.coordinator.tls.TlsDir.coordinatorCredentials(tlsDir)).maxInboundMessageSize(MAX_MESSAGE).directExecutor().build();
         } catch (java.io.IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }

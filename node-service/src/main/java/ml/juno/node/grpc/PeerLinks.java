@@ -21,7 +21,8 @@ import ml.juno.node.v1.Tensor;
  * this stage's output rows of every step. A stream opens when the first partial goes
  * out and again after it broke (a restarted peer is dialled at once, not after gRPC's growing backoff); when it breaks,
  * the wait for that peer's partial fails with the reason ({@link RankReduce#ended}). Sends come from the inference
- * thread only.
+ * thread only. Each channel runs its callbacks on its transport thread ({@code directExecutor}): they only note a
+ * broken stream.
  */
 final class PeerLinks implements RankReduce.Outbound {
     private static final int MAX_MESSAGE = 512 * 1024 * 1024;
@@ -81,7 +82,8 @@ final class PeerLinks implements RankReduce.Outbound {
         this.streams = new Stream[peers.size()];
         for (int r : targets) {
             HostPort a = HostPort.parse(peers.get(r));
-            channels[r] = Grpc.newChannelBuilderForAddress(a.host(), a.port(), credentials).maxInboundMessageSize(MAX_MESSAGE).build();
+            channels[r] = Grpc.newChannelBuilderForAddress(a.host(), a.port(), credentials).maxInboundMessageSize(MAX_MESSAGE)
+                    .directExecutor().build();
         }
     }
 
