@@ -133,6 +133,13 @@ public interface Backend extends AutoCloseable {
     default void forget(WeightMatrix w) {}
 
     /**
+     * The caller has no more work for now (a cluster node's step is done; the next comes a hop or a round trip later):
+     * compute threads waiting for the next job sleep at once instead of spinning, which would take cores another
+     * process on this machine (the next pipeline stage) is about to compute on. Default: no threads to rest.
+     */
+    default void rest() {}
+
+    /**
      * {@code out[b] += rowScale[b] · B·(A·x[b])} for {@code b < batch} (a LoRA delta): {@code x} is
      * {@code [batch][w.in()]}, {@code out} is {@code [batch][w.out()]}, {@code tmp} holds at least
      * {@code batch · w.rank()} floats of scratch. Rows whose scale is 0 are left untouched. Each row is summed in one

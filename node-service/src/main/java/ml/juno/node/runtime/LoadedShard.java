@@ -125,7 +125,7 @@ final class LoadedShard implements AutoCloseable {
             }
             LoadedShard s = new LoadedShard(file, model, session, a, codec, allReduce, ranks);
             if (r.partition() instanceof ShardLoad.Pipeline p && p.nodeToNode()) {
-                s.stage = new StageLink(p, reduceTimeout, StageRing.wanted() ? maxRowsBytes : 0).connect(network); // rows in shared memory on this host if asked
+                s.stage = new StageLink(p, reduceTimeout, StageRing.wanted() ? maxRowsBytes : 0).connect(network); // rows in shared memory on this host unless turned off
             }
             s.loraModules = r.loraModules().size();
             Runtime rt = Runtime.getRuntime();
@@ -240,6 +240,7 @@ final class LoadedShard implements AutoCloseable {
         // shared core it may take this thread's core before it answers), and a stage's compute overlapping the next
         // one's would count the same wall time twice (the pipeline's time not computing came out negative)
         long compute = System.nanoTime() - t0 - allReduce.waitNanos();
+        model.backend().rest(); // the next step comes a hop or a round trip later: the compute threads sleep now
         // to the next stage itself (the coordinator gets a short answer), or without stage links to the coordinator
         long forwarded = rows != null && stage != null ? stage.send(b.stepId(), microBatch, rows) : 0;
         Activations hidden = stage == null ? rows : null;

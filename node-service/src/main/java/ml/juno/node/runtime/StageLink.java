@@ -12,7 +12,7 @@ import ml.juno.model.wire.Activations;
  * takes token ids from the coordinator; the last sends nothing on and answers the coordinator (tokens, or logits).
  *
  * <p>Stages on the same host can pass their rows through shared memory instead ({@link StageRing}: the receiving
- * stage's inbox, which the sending stage maps when it finds it; a node's stages use it only when asked, {@link
+ * stage's inbox, which the sending stage maps when it finds it; a node's stages use it unless it is turned off, {@link
  * StageRing#wanted()}): a copy and one futex wake-up, where a loopback gRPC message wakes an event loop on each side
  * and then the waiting thread. The gRPC stream stays open (a hello opens it) and
  * carries what does not fit the ring; the waiting stage takes a step's rows from whichever path brought them.

@@ -61,15 +61,14 @@ final class StageRing implements AutoCloseable {
     }
 
     /**
-     * Whether a node's stages use their rings (where {@link #enabled()}): only when asked ({@code juno.stage.shm} or
-     * {@code JUNO_STAGE_SHM} 1/true).
-     * Off by default: with the code compiled (several thousand tokens) pipeline-3 ran 6-12% faster by gRPC in three of
-     * three rounds, though each hop waits less (docs/performance.md, session 23): the woken stage starts while the previous
-     * stage's compute workers still spin on the other core.
+     * Whether a node's stages use their rings (where {@link #enabled()}): unless turned off ({@code juno.stage.shm} or
+     * {@code JUNO_STAGE_SHM} 0/false/off). Session 23 had them off by default: the woken stage started while the previous
+     * stage's compute workers still spun on the other core, and gRPC's slower hop hid that. Since a node's workers park
+     * when its step is done ({@code Backend.rest}), the ring is the faster path (docs/performance.md, session 24).
      */
     static boolean wanted() {
         String v = System.getProperty("juno.stage.shm", System.getenv("JUNO_STAGE_SHM"));
-        return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.equalsIgnoreCase("on"));
+        return v == null || !(v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
     }
 
     /** Whether stages may use shared memory: {@link SharedMailbox#enabled()} and futexes that work here. */

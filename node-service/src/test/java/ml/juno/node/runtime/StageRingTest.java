@@ -230,17 +230,21 @@ class StageRingTest {
     }
 
     @Test
-    void aNodesStagesUseTheirRingsOnlyWhenAsked() {
+    void aNodesStagesUseTheirRingsUnlessTurnedOff() {
         String before = System.getProperty("juno.stage.shm");
         try {
             System.clearProperty("juno.stage.shm");
             if (System.getenv("JUNO_STAGE_SHM") == null) {
-                assertFalse(StageRing.wanted(), "off by default");
+                assertTrue(StageRing.wanted(), "on by default");
             }
-            System.setProperty("juno.stage.shm", "1");
-            assertTrue(StageRing.wanted());
+            System.setProperty("juno.stage.shm", "0");
+            assertFalse(StageRing.wanted());
             System.setProperty("juno.stage.shm", "false");
             assertFalse(StageRing.wanted());
+            System.setProperty("juno.stage.shm", "off");
+            assertFalse(StageRing.wanted());
+            System.setProperty("juno.stage.shm", "1");
+            assertTrue(StageRing.wanted());
         } finally {
             if (before == null) {
                 System.clearProperty("juno.stage.shm");

@@ -49,9 +49,13 @@ public final class ComputePool implements AutoCloseable {
     /** Chunks of the current job finished (run or failed). */
     private final AtomicInteger done = new AtomicInteger();
     private final AtomicIntegerArray parked;
+    /** Each worker's polls before it last parked between jobs (its own to write; published by {@link #parked}). */
+    private final int[] pollsBeforePark;
     /** The core each worker claimed its last chunk on ({@code -1}: unknown). */
     private final AtomicIntegerArray workerCpu;
     private volatile boolean closed;
+    /** Set by {@link #rest}, cleared by the next job: waiting workers park at once instead of spinning. */
+    private volatile boolean resting;
     private volatile Body body;
     /** The core the caller started the last job on ({@code -1}: unknown). */
     private volatile int callerCpu = -1;
@@ -65,6 +69,7 @@ public final class ComputePool implements AutoCloseable {
         }
         workers = new Thread[threads - 1];
         parked = new AtomicIntegerArray(Math.max(1, threads - 1));
+        pollsBeforePark = new int[Math.max(1, threads - 1)];
         workerCpu = new AtomicIntegerArray(Math.max(1, threads - 1));
         for (int i = 0; i < workers.length; i++) {
             int id = i + 1;
@@ -99,6 +104,7 @@ public final class ComputePool implements AutoCloseable {
         }
         this.body = body;
         this.failure = null;
+        resting = false; // before the job is published, as body is
         done.set(0);
         int me = Cpu.current();
         callerCpu = me;
@@ -213,9 +219,10 @@ public final class ComputePool implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                if (++spins < SPIN_LIMIT && (spins % CPU_CHECK_EVERY != 0 || !onCallersCore())) {
+                if (++spins < SPIN_LIMIT && !resting && (spins % CPU_CHECK_EVERY != 0 || !onCallersCore())) {
                     Thread.onSpinWait();
                 } else {
+                    pollsBeforePark[id - 1] = spins;
                     park(id, seen);
                     spins = 0;
                 }
@@ -255,6 +262,33 @@ public final class ComputePool implements AutoCloseable {
             }
         }
         workerCpu.set(id - 1, -1);
+    }
+
+    /**
+     * The caller has no job for a while: workers waiting for one park at their next poll instead of spinning out their
+     * {@code SPIN_LIMIT} polls; the next {@link #parallelFor} wakes them as it wakes any parked worker, and ends the
+     * rest. Called during a job (from a chunk), it applies once the job is done.
+     */
+    public void rest() {
+        if (REST && workers.length > 0) {
+            resting = true;
+        }
+    }
+
+    private static final boolean REST = !"false".equals(System.getProperty("juno.compute.rest"));
+
+    /** Workers parked now (for tests). */
+    int parkedWorkers() {
+        int n = 0;
+        for (int i = 0; i < workers.length; i++) {
+            n += parked.get(i);
+        }
+        return n;
+    }
+
+    /** How many times worker {@code id} polled for a job before it last parked between jobs (for tests; read after it parked). */
+    int pollsBeforePark(int id) {
+        return pollsBeforePark[id - 1];
     }
 
     private boolean onCallersCore() {

@@ -326,6 +326,11 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
+    public void rest() {
+        pool.rest();
+    }
+
+    @Override
     public void forget(WeightMatrix w) {
         MemorySegment p = packed.remove(w);
         if (p != null) {
