@@ -140,7 +140,8 @@ class ComputePoolTest {
     /**
      * A pool told to rest ({@link ComputePool#rest}, here from a chunk of the job) has its worker park at its first poll
      * after the job, where it otherwise polls 64 times at least (its first look at which core it is on) and up to 16,384;
-     * the next job wakes it and runs every chunk once. Checked on 20 jobs the worker took part in.
+     * the next job wakes it and runs every chunk once. Checked on 20 jobs the worker took part in (with two allowed cores
+     * or more: on one, every chunk is the caller's).
      */
     @Test
     void aRestingPoolsWorkerParksAtItsFirstPoll_andTheNextJobWakesIt() {
@@ -172,7 +173,9 @@ class ComputePoolTest {
                     checked++;
                 }
             }
-            assertEquals(20, checked, "jobs the worker took part in");
+            if (Runtime.getRuntime().availableProcessors() >= 2) { // on one allowed core the worker leaves every job to the caller
+                assertEquals(20, checked, "jobs the worker took part in");
+            }
         }
     }
 }
