@@ -66,9 +66,13 @@ final class SharedMailbox implements AutoCloseable {
 
     /** Whether ranks may use shared memory: on unless {@code juno.peer.shm} or {@code JUNO_PEER_SHM} says 0/false. */
     static boolean enabled() {
-        String v = System.getProperty("juno.peer.shm", System.getenv("JUNO_PEER_SHM"));
-        boolean off = v != null && (v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
-        return !off && HOST != 0 && Files.isDirectory(DIR) && Files.isWritable(DIR);
+        return !switchedOff("juno.peer.shm", "JUNO_PEER_SHM") && HOST != 0 && Files.isDirectory(DIR) && Files.isWritable(DIR);
+    }
+
+    /** Whether system property {@code property}, or else environment variable {@code env}, says 0, false or off. */
+    static boolean switchedOff(String property, String env) {
+        String v = System.getProperty(property, System.getenv(env));
+        return v != null && (v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
     }
 
     /** A slot for partials of up to {@code maxPayload} bytes, within {@value #MAX_SLOT} bytes (larger go by gRPC). */

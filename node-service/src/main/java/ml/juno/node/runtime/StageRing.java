@@ -67,8 +67,7 @@ final class StageRing implements AutoCloseable {
      * when its step is done ({@code Backend.rest}), the ring is the faster path (docs/performance.md, session 24).
      */
     static boolean wanted() {
-        String v = System.getProperty("juno.stage.shm", System.getenv("JUNO_STAGE_SHM"));
-        return v == null || !(v.equals("0") || v.equalsIgnoreCase("false") || v.equalsIgnoreCase("off"));
+        return !SharedMailbox.switchedOff("juno.stage.shm", "JUNO_STAGE_SHM");
     }
 
     /** Whether stages may use shared memory: {@link SharedMailbox#enabled()} and futexes that work here. */

@@ -104,7 +104,9 @@ public final class ComputePool implements AutoCloseable {
         }
         this.body = body;
         this.failure = null;
-        resting = false; // before the job is published, as body is
+        if (resting) {
+            resting = false; // before the job is published, as body is; read first: no store (and fence) for most jobs
+        }
         done.set(0);
         int me = Cpu.current();
         callerCpu = me;
