@@ -147,6 +147,7 @@ final class BenchCluster {
         w.put("reductions", s.reductions());
         w.put("ms_per_reduction", s.millisPerReduction());
         w.put("overlapped_steps", s.overlapped());
+        w.put("shm_hops", s.sharedMemoryHops());
     }
 
     /** What {@code s} cost on the wire, as one line. */
@@ -154,6 +155,9 @@ final class BenchCluster {
         String line = String.format(Locale.ROOT,
                 "wire %s: %.0f B/token (coordinator ↔ nodes %.0f, node ↔ node %.0f); %d hops, %.3f ms per hop (%.3f ms of it not computing)",
                 test, bytesPerToken(s), s.coordinatorBytesPerToken(), s.peerBytesPerToken(), s.hops(), millisPerHop(s), s.overheadMillisPerHop());
+        if (s.sharedMemoryHops() > 0) {
+            line += String.format(Locale.ROOT, "; %d hops through shared memory", s.sharedMemoryHops());
+        }
         if (s.reductions() > 0) {
             line += String.format(Locale.ROOT, "; %d all-reduces, %.3f ms each per rank", s.reductions(), s.millisPerReduction());
         }

@@ -27,6 +27,8 @@ import ml.juno.engine.model.EngineOptions;
 import ml.juno.engine.model.InferenceSession;
 import ml.juno.engine.model.Model;
 import ml.juno.engine.model.ShardSpec;
+import ml.juno.model.shm.ControlChannel;
+import ml.juno.model.shm.ShmFiles;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.ProtoMapping;
 import ml.juno.node.v1.BlockTable;
@@ -293,6 +295,73 @@ class NodeServiceTest {
             java.nio.file.Files.deleteIfExists(file);
             java.nio.file.Files.deleteIfExists(outside);
         }
+    }
+
+    @Test
+    @Order(9)
+    void aCoordinatorOnThisHost_stepsThroughSharedMemory_withTheAnswersOfTheStream() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ControlChannel.usable(), "no /dev/shm or futexes here: steps stay on gRPC");
+        node.loadShard(load(0, 5).build()).await().atMost(WAIT);
+        StepOutput byGrpc = step(batch(0, false));
+        assertEquals("", byGrpc.getError());
+
+        // another host's coordinator (or another network namespace's): the node says no, and why
+        ControlChannel elsewhere = ControlChannel.create();
+        try {
+            Stream s = open();
+            s.requests.onNext(attach(elsewhere, ShmFiles.HOST + 1));
+            StepResponse no = s.next();
+            assertFalse(no.getAttached().getAttached());
+            assertTrue(no.getAttached().getReason().contains("not on the coordinator's host"), no.toString());
+            s.requests.onComplete();
+        } finally {
+            elsewhere.close();
+        }
+
+        ControlChannel c = ControlChannel.create();
+        try {
+            Stream s = open();
+            s.requests.onNext(attach(c, ShmFiles.HOST));
+            assertTrue(s.next().getAttached().getAttached(), "a node on this host attaches");
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            for (long step = 1; step <= 2; step++) { // the same answer as on the stream, through the channel, twice
+                c.send(StepRequest.newBuilder().setBatch(batch(step, false)).build().toByteArray(), deadline);
+                StepOutput o = StepResponse.parseFrom(c.receive(deadline, () -> false)).getOutput();
+                assertEquals(step, o.getStepId());
+                assertEquals(byGrpc.getLogits(), o.getLogits(), "the logits of the stream's answer");
+            }
+            assertTrue(s.answers.isEmpty(), "nothing more on the stream: " + s.answers);
+
+            // a malformed message ends the stream with the reason, and the node leaves the channel
+            c.send(new byte[] {(byte) 0xFF, 1, 2}, deadline);
+            Object end = s.answers.poll(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(end instanceof Throwable t && String.valueOf(t.getMessage()).contains("malformed step request"), String.valueOf(end));
+            assertNull(c.receive(System.nanoTime() + WAIT.toNanos(), () -> false));
+            assertTrue(c.peerGone(), "the node left the channel");
+        } finally {
+            c.close();
+        }
+    }
+
+    /** A step stream opened by hand: its requests, and its answers (then its failure, if it fails) as they come. */
+    private record Stream(io.smallrye.mutiny.operators.multi.processors.UnicastProcessor<StepRequest> requests,
+                          java.util.concurrent.BlockingQueue<Object> answers) {
+        StepResponse next() throws InterruptedException {
+            Object o = answers.poll(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(o instanceof StepResponse, String.valueOf(o));
+            return (StepResponse) o;
+        }
+    }
+
+    private Stream open() {
+        var requests = io.smallrye.mutiny.operators.multi.processors.UnicastProcessor.<StepRequest>create();
+        java.util.concurrent.BlockingQueue<Object> answers = new java.util.concurrent.LinkedBlockingQueue<>();
+        node.step(requests).subscribe().with(answers::offer, answers::offer);
+        return new Stream(requests, answers);
+    }
+
+    private static StepRequest attach(ControlChannel c, long host) {
+        return StepRequest.newBuilder().setAttach(ml.juno.node.v1.ControlAttach.newBuilder().setName(c.name()).setHost(host)).build();
     }
 
     private StepOutput step(StepBatch b) {

@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code juno bench --nodes 2} on the bundled model, pipeline and tensor: two real node processes, the coordinator's
  * engine in the CLI; the JSON carries every field of the in-process benchmark plus the cluster's, and the wire
  * counters add up (tokens counted per test, one hop per node per step, bytes per token above zero, rank-to-rank
- * partials only with tensor parallelism).
+ * partials only with tensor parallelism, every hop through shared memory on this host unless it is turned off).
  */
 class ClusterBenchIT {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -33,10 +33,14 @@ class ClusterBenchIT {
     static final int REPS = 2;
 
     static JsonNode bench(Path logs, String... extra) throws Exception {
+        return bench(logs, Map.of(), extra);
+    }
+
+    static JsonNode bench(Path logs, Map<String, String> env, String... extra) throws Exception {
         List<String> args = new ArrayList<>(List.of("bench", "--nodes", "2", "-p", Integer.toString(P), "-n", Integer.toString(N),
                 "-r", Integer.toString(REPS), "--warm-up", "16", "--json", "--log-dir", logs.toString())); // 4 warm-up runs: not counted below
         args.addAll(List.of(extra));
-        Shell.Result r = Shell.run(JunoCli.command(args.toArray(String[]::new)), JunoCli.ROOT, Map.of(), Duration.ofMinutes(3));
+        Shell.Result r = Shell.run(JunoCli.command(args.toArray(String[]::new)), JunoCli.ROOT, env, Duration.ofMinutes(3));
         assertEquals(0, r.exitCode(), r.describe());
         String line = r.out().lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow(() -> new AssertionError(r.describe()));
         return JSON.readTree(line);
@@ -61,11 +65,18 @@ class ClusterBenchIT {
         return out;
     }
 
+    /** Whether the coordinator and nodes of one host can share memory here (Linux with a writable /dev/shm). */
+    static boolean sharedMemory() {
+        return System.getProperty("os.name").equals("Linux") && Files.isWritable(Path.of("/dev/shm"));
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"pipeline", "tensor"})
-    void benchOverTwoNodeProcesses_reportsTheLocalFields_andWireCountersThatAddUp(String pType, @TempDir Path logs) throws Exception {
+    @ValueSource(strings = {"pipeline", "tensor", "pipeline by gRPC"})
+    void benchOverTwoNodeProcesses_reportsTheLocalFields_andWireCountersThatAddUp(String run, @TempDir Path logs) throws Exception {
         JsonNode localJson = local();
-        JsonNode o = bench(logs, "--pType", pType);
+        String pType = run.split(" ")[0];
+        boolean grpc = run.endsWith("by gRPC"); // the coordinator keeps its steps on the stream: JUNO_CONTROL_SHM=0
+        JsonNode o = bench(logs, grpc ? Map.of("JUNO_CONTROL_SHM", "0") : Map.of(), "--pType", pType);
         assertTrue(fields(o).containsAll(fields(localJson)), "every field of the local benchmark: " + fields(localJson) + " in " + fields(o));
         assertEquals(2, o.get("nodes").asInt());
         assertEquals(pType, o.get("ptype").asText());
@@ -85,6 +96,8 @@ class ClusterBenchIT {
             double sum = (w.get("bytes_sent").asLong() + w.get("bytes_received").asLong() + w.get("peer_bytes").asLong())
                     / (double) w.get("tokens").asLong();
             assertEquals(sum, w.get("bytes_per_token").asDouble(), 1e-9, w.toString());
+            // the nodes are on the coordinator's host: their steps go through shared memory unless turned off
+            assertEquals(sharedMemory() && !grpc ? w.get("hops").asLong() : 0, w.get("shm_hops").asLong(), w.toString());
             if (pType.equals("tensor")) {
                 assertTrue(w.get("peer_bytes").asLong() > 0 && w.get("reductions").asLong() > 0, "the ranks all-reduce with each other: " + w);
             } else {

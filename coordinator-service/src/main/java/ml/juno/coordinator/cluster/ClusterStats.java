@@ -14,9 +14,12 @@ package ml.juno.coordinator.cluster;
  * @param reduceNanos   time the ranks spent in them (encode, send, wait for the peers' partials, sum), all ranks summed
  * @param peerBytes     serialized partials the ranks sent each other, node to node (none of it through the coordinator)
  * @param overlapped    steps sent while an earlier step was still in the pipeline's stages (steps in flight)
+ * @param sharedMemoryHops hops whose request and answer went through a shared-memory channel (a node on the
+ *                      coordinator's host), not the gRPC stream
  */
 public record ClusterStats(long steps, long tokens, long bytesSent, long bytesReceived, long hops, long hopNanos,
-                           long computeNanos, long reductions, long reduceNanos, long peerBytes, long overlapped) {
+                           long computeNanos, long reductions, long reduceNanos, long peerBytes, long overlapped,
+                           long sharedMemoryHops) {
 
     /** Time per hop not spent computing: transfer, encoding, queueing, and the ranks' all-reduces. */
     public double overheadMillisPerHop() {
@@ -41,6 +44,7 @@ public record ClusterStats(long steps, long tokens, long bytesSent, long bytesRe
     public ClusterStats minus(ClusterStats o) {
         return new ClusterStats(steps - o.steps, tokens - o.tokens, bytesSent - o.bytesSent, bytesReceived - o.bytesReceived,
                 hops - o.hops, hopNanos - o.hopNanos, computeNanos - o.computeNanos, reductions - o.reductions,
-                reduceNanos - o.reduceNanos, peerBytes - o.peerBytes, overlapped - o.overlapped);
+                reduceNanos - o.reduceNanos, peerBytes - o.peerBytes, overlapped - o.overlapped,
+                sharedMemoryHops - o.sharedMemoryHops);
     }
 }

@@ -390,7 +390,9 @@ final class NodeCluster implements AutoCloseable {
         long compute = 0;
         long reduceNanos = 0;
         long peerBytes = 0;
+        long sharedMemoryHops = 0;
         for (NodeLink l : links) {
+            sharedMemoryHops += l.sharedMemoryHops;
             sent += l.bytesSent;
             received += l.bytesReceived;
             hops += l.hops;
@@ -400,7 +402,8 @@ final class NodeCluster implements AutoCloseable {
             peerBytes += l.peerBytesSent;
         }
         long reductions = links.isEmpty() ? 0 : links.getFirst().reductions; // every rank does the same ones
-        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions, reduceNanos, peerBytes, overlapped);
+        return new ClusterStats(steps, tokens, sent, received, hops, hopNanos, compute, reductions, reduceNanos, peerBytes, overlapped,
+                sharedMemoryHops);
     }
 
     @Override

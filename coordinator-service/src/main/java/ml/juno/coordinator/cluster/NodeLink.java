@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import ml.juno.model.shm.ControlChannel;
+import ml.juno.model.shm.ShmFiles;
+import ml.juno.node.v1.ControlAttach;
 import ml.juno.node.v1.LoadShardRequest;
 import ml.juno.node.v1.MutinyNodeServiceGrpc;
 import ml.juno.node.v1.NodeServiceGrpc;
@@ -38,8 +41,16 @@ final class NodeLink implements AutoCloseable {
     private final ManagedChannel channel;
     private final NodeServiceGrpc.NodeServiceBlockingStub blocking;
     private final MutinyNodeServiceGrpc.MutinyNodeServiceStub mutiny;
+    /** How long a stream's opening waits for the node's answer to the shared-memory attach. */
+    private static final long ATTACH_WAIT_MILLIS = 2_000;
+    /** How long a send waits while the node's shared-memory inbox is full (it reads every message at once). */
+    private static final long CONTROL_SEND_NANOS = 10_000_000_000L;
+
     private UnicastProcessor<StepRequest> out;
-    private BlockingQueue<Object> in;
+    private volatile BlockingQueue<Object> in;
+    /** This stream's shared-memory channel to the node; null: steps go by gRPC. */
+    private volatile ControlChannel control;
+    private boolean controlLogged;
     private Cancellable subscription;
     private volatile boolean up;
     private volatile String downReason = "not connected yet";
@@ -52,6 +63,7 @@ final class NodeLink implements AutoCloseable {
     volatile long reductions;    // all-reduces the node did with its tensor-parallel peers
     volatile long reduceNanos;   // time it spent in them, summed
     volatile long peerBytesSent; // bytes of partials it sent to its peers (node to node, not through here)
+    volatile long sharedMemoryHops; // hops whose request and answer went through the shared-memory channel
 
     NodeLink(NodeAddress address, int index) {
         this(address, index, null);
@@ -104,10 +116,10 @@ final class NodeLink implements AutoCloseable {
     /** Marks the node down and ends a wait for its step answer now (the heartbeat found it unresponsive). */
     void abort(String reason) {
         BlockingQueue<Object> q = in;
-        markDown(reason);
         if (q != null) {
-            q.offer(new Ended(new IllegalStateException(reason)));
+            q.offer(new Ended(new IllegalStateException(reason))); // before the channel closes: a wait it wakes finds it
         }
+        markDown(reason);
     }
 
     NodeStatus status(Duration deadline) throws NodeFailure {
@@ -152,18 +164,82 @@ final class NodeLink implements AutoCloseable {
         return streamGeneration;
     }
 
-    /** Opens a fresh step stream (closing the old one). */
+    /**
+     * Opens a fresh step stream (closing the old one). Where this host may share memory, it first asks the node to take
+     * the stream's steps through a {@link ControlChannel}: a node on this host attaches and says so, and every later
+     * request and answer goes through the channel; a node elsewhere (or one that cannot) says why not, and the stream
+     * carries them as before.
+     */
     void openStream() {
+        openStream(ControlChannel.usable());
+    }
+
+    private void openStream(boolean tryControl) {
         closeStream();
         BlockingQueue<Object> q = new LinkedBlockingQueue<>();
         UnicastProcessor<StepRequest> p = UnicastProcessor.create();
         in = q;
         out = p;
-        subscription = mutiny.step(p).subscribe().with(q::offer, e -> q.offer(new Ended(e)), () -> q.offer(new Ended(null)));
+        subscription = mutiny.step(p).subscribe().with(r -> arrived(q, r), e -> arrived(q, new Ended(e)), () -> arrived(q, new Ended(null)));
+        if (tryControl) {
+            attachControl(q, p);
+        }
+    }
+
+    /** A message or the stream's end from the transport thread: queued, and a wait on the control channel woken. */
+    private void arrived(BlockingQueue<Object> q, Object o) {
+        q.offer(o);
+        ControlChannel c = control;
+        if (c != null) {
+            c.wake();
+        }
+    }
+
+    private void attachControl(BlockingQueue<Object> q, UnicastProcessor<StepRequest> p) {
+        ControlChannel c;
+        try {
+            c = ControlChannel.create();
+        } catch (java.io.IOException | RuntimeException e) {
+            TRACE.debugf("node %s: no shared-memory channel (%s); steps go by gRPC", address, e.getMessage());
+            return;
+        }
+        p.onNext(StepRequest.newBuilder().setAttach(ControlAttach.newBuilder().setName(c.name()).setHost(ShmFiles.HOST)).build());
+        Object o;
+        try {
+            o = q.poll(ATTACH_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            o = null;
+        }
+        if (o instanceof StepResponse r && r.hasAttached()) {
+            if (r.getAttached().getAttached()) {
+                control = c;
+                if (!controlLogged) {
+                    controlLogged = true;
+                    TRACE.infof("node %s is on this host: its steps go through shared memory", address);
+                }
+                return;
+            }
+            c.close();
+            TRACE.debugf("node %s: steps go by gRPC (%s)", address, r.getAttached().getReason());
+            return;
+        }
+        c.close();
+        if (o == null) { // no answer in time: the node may still attach, so this stream is given up for a plain one
+            TRACE.debugf("node %s did not answer the shared-memory attach in %d ms; steps go by gRPC", address, ATTACH_WAIT_MILLIS);
+            openStream(false);
+        } else {
+            q.offer(o); // the stream's end (the only thing that can come before the answer): the next receive reports it
+        }
     }
 
     void closeStream() {
         streamGeneration++;
+        ControlChannel c = control;
+        control = null;
+        if (c != null) {
+            c.close(); // wakes a wait on it
+        }
         UnicastProcessor<StepRequest> p = out;
         Cancellable s = subscription;
         out = null;
@@ -176,7 +252,23 @@ final class NodeLink implements AutoCloseable {
         }
     }
 
+    /** Whether this stream's steps go through shared memory. */
+    boolean sharedMemory() {
+        return control != null;
+    }
+
     void send(StepRequest r) throws NodeFailure {
+        ControlChannel c = control;
+        if (c != null) {
+            byte[] bytes = r.toByteArray();
+            bytesSent += bytes.length;
+            try {
+                c.send(bytes, System.nanoTime() + CONTROL_SEND_NANOS);
+            } catch (IllegalStateException e) {
+                throw new NodeFailure(this, "node " + address + ": " + e.getMessage());
+            }
+            return;
+        }
         UnicastProcessor<StepRequest> p = out;
         if (p == null) {
             throw new NodeFailure(this, "node " + address + " has no open step stream");
@@ -187,18 +279,36 @@ final class NodeLink implements AutoCloseable {
 
     /** The node's next message on the step stream, waiting until {@code deadlineNanos} (System.nanoTime). */
     StepResponse receive(long deadlineNanos, long stepId) throws NodeFailure {
+        ControlChannel c = control;
+        BlockingQueue<Object> q = in;
         Object o;
-        try {
-            o = in.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NodeFailure(this, "interrupted while waiting for node " + address);
+        if (c != null) {
+            byte[] m = c.receive(deadlineNanos, () -> !q.isEmpty() || control != c);
+            if (m != null) {
+                bytesReceived += m.length;
+                try {
+                    return StepResponse.parseFrom(m);
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    throw new NodeFailure(this, "node " + address + " sent a malformed answer through shared memory: " + e.getMessage());
+                }
+            }
+            o = q.poll(); // the stream ended (its end is queued), or it was closed here
+            if (o == null && (c.peerGone() || control != c)) {
+                throw new NodeFailure(this, "node " + address + (c.peerGone() ? " left its shared-memory channel" : " has no open step stream"));
+            }
+        } else {
+            try {
+                o = q.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new NodeFailure(this, "interrupted while waiting for node " + address);
+            }
         }
         if (o == null) {
             throw new NodeFailure(this, "node " + address + " did not answer step " + stepId + " within the deadline");
         }
         if (o instanceof Ended e) {
-            in.offer(e);
+            q.offer(e);
             throw new NodeFailure(this, "node " + address + " closed its step stream"
                     + (e.cause() == null ? "" : ": " + (e.cause() instanceof StatusRuntimeException s ? s.getStatus().getCode() + describe(s) : e.cause().toString())));
         }
@@ -209,6 +319,9 @@ final class NodeLink implements AutoCloseable {
 
     void recordHop(long nanos, long nodeComputeNanos) {
         hops++;
+        if (control != null) {
+            sharedMemoryHops++;
+        }
         hopNanos += nanos;
         computeNanos += nodeComputeNanos;
         if (TRACE.isTraceEnabled()) { // --verbose: one line per hop
@@ -228,6 +341,11 @@ final class NodeLink implements AutoCloseable {
 
     @Override
     public void close() {
+        ControlChannel c = control;
+        control = null;
+        if (c != null) {
+            c.close();
+        }
         UnicastProcessor<StepRequest> p = out;
         out = null;
         if (p != null) {

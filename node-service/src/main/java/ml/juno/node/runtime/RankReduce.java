@@ -86,7 +86,7 @@ public final class RankReduce implements AutoCloseable {
         SharedMailbox box = null;
         if (shmPayload > 0) {
             try {
-                box = SharedMailbox.create(shard.group(), shard.rank(), shard.worldSize(), SharedMailbox.slotBytes(shmPayload));
+                box = SharedMailbox.create(shard.group(), shard.rank(), shard.worldSize(), ml.juno.model.shm.ShmFiles.slotBytes(shmPayload));
             } catch (java.io.IOException | RuntimeException e) {
                 box = null; // gRPC only
             }

@@ -8,6 +8,8 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import ml.juno.model.shm.Futex;
+import ml.juno.model.shm.ShmFiles;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.Activations;
 
@@ -27,11 +29,11 @@ import ml.juno.model.wire.Activations;
 final class StageRing implements AutoCloseable {
     static final int SLOTS = 8;
     private static final long MAGIC = 0x3152505F4F4E554AL; // "JUNO_PR1"
-    private static final long HEADER = SharedMailbox.HEADER;
+    private static final long HEADER = ShmFiles.HEADER;
     private static final long BELL = 64;        // int, the futex word; its own cache line
     private static final long PUBLISHED = 128;  // long: messages written
     private static final long CONSUMED = 192;   // long: messages read
-    private static final long SLOT_HEAD = SharedMailbox.SLOT_HEAD;
+    private static final long SLOT_HEAD = ShmFiles.SLOT_HEAD;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final Path DIR = Path.of("/dev/shm");
@@ -67,7 +69,7 @@ final class StageRing implements AutoCloseable {
      * when its step is done ({@code Backend.rest}), the ring is the faster path (docs/performance.md, session 24).
      */
     static boolean wanted() {
-        return !SharedMailbox.switchedOff("juno.stage.shm", "JUNO_STAGE_SHM");
+        return !ShmFiles.switchedOff("juno.stage.shm", "JUNO_STAGE_SHM");
     }
 
     /** Whether stages may use shared memory: {@link SharedMailbox#enabled()} and futexes that work here. */
@@ -81,22 +83,22 @@ final class StageRing implements AutoCloseable {
 
     /** Creates and maps stage {@code stage}'s inbox (replacing one a dead process or an earlier load of this one left). */
     static StageRing create(long group, int stage, long maxPayload) throws IOException {
-        long slotBytes = SharedMailbox.slotBytes(maxPayload);
+        long slotBytes = ShmFiles.slotBytes(maxPayload);
         Path p = pathOf(group, stage);
-        SharedMailbox.Mapped m = SharedMailbox.createFile(p, MAGIC, stage, SLOTS, slotBytes, SLOTS);
-        return new StageRing(p, m.arena(), m.seg(), slotBytes, true, SharedMailbox.inode(p));
+        ShmFiles.Mapped m = ShmFiles.createFile(p, Arena.ofShared(), MAGIC, stage, SLOTS, slotBytes, SLOTS);
+        return new StageRing(p, m.arena(), m.seg(), slotBytes, true, ShmFiles.inode(p));
     }
 
     /** Maps the inbox of stage {@code stage}, or null where it is not on this host, not alive, of another shape, or not there. */
     static StageRing attach(long group, int stage) {
         Path p = pathOf(group, stage);
-        SharedMailbox.Mapped m = SharedMailbox.attachFile(p, MAGIC, stage, SLOTS, SLOTS);
-        return m == null ? null : new StageRing(p, m.arena(), m.seg(), m.slotBytes(), false, SharedMailbox.inode(p));
+        ShmFiles.Mapped m = ShmFiles.attachFile(p, Arena.ofShared(), MAGIC, stage, SLOTS, SLOTS);
+        return m == null ? null : new StageRing(p, m.arena(), m.seg(), m.slotBytes(), false, ShmFiles.inode(p));
     }
 
     /** Whether this mapping is still the stage's inbox: the file is the one mapped and its owner is alive. */
     boolean current() {
-        return SharedMailbox.inode(path) == inode && ProcessHandle.of(ownerPid).map(ProcessHandle::isAlive).orElse(false);
+        return ShmFiles.inode(path) == inode && ProcessHandle.of(ownerPid).map(ProcessHandle::isAlive).orElse(false);
     }
 
     /** Whether the owner still reads this ring: it marks it closed before it unmaps it (an unload, a reload). */
@@ -218,7 +220,7 @@ final class StageRing implements AutoCloseable {
         }
         if (owner) {
             try {
-                if (SharedMailbox.inode(path) == inode) {
+                if (ShmFiles.inode(path) == inode) {
                     Files.deleteIfExists(path);
                 }
             } catch (IOException ignored) {

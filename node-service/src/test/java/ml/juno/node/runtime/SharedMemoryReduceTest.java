@@ -33,7 +33,7 @@ class SharedMemoryReduceTest {
 
     @BeforeAll
     static void needsDevShm() {
-        assumeTrue(SharedMailbox.HOST != 0 && Files.isWritable(Path.of("/dev/shm")), "no /dev/shm here: shared memory is off");
+        assumeTrue(ml.juno.model.shm.ShmFiles.HOST != 0 && Files.isWritable(Path.of("/dev/shm")), "no /dev/shm here: shared memory is off");
     }
 
     private static List<float[]> partials(int n, int size, long seed) {
@@ -130,7 +130,7 @@ class SharedMemoryReduceTest {
         long group = nextGroup++;
         Path stale = SharedMailbox.pathOf(group, 1);
         long deadPid = new ProcessBuilder("true").start().onExit().get().pid();
-        try (SharedMailbox live = SharedMailbox.create(group, 1, 2, SharedMailbox.slotBytes(256))) {
+        try (SharedMailbox live = SharedMailbox.create(group, 1, 2, ml.juno.model.shm.ShmFiles.slotBytes(256))) {
             assertTrue(SharedMailbox.attach(group, 1, 2) != null, "a live inbox is attached");
             assertNull(SharedMailbox.attach(group, 1, 3), "an inbox of another world size is not");
             assertNull(SharedMailbox.attach(group, 0, 2), "nor one that is not there");
@@ -139,7 +139,7 @@ class SharedMemoryReduceTest {
                 ch.write(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, deadPid), 8);
             }
             assertNull(SharedMailbox.attach(group, 1, 2), "an inbox whose owner is dead is not attached");
-            assertTrue(SharedMailbox.sweep() >= 1);
+            assertTrue(ml.juno.model.shm.ShmFiles.sweep() >= 1);
             assertFalse(Files.exists(stale), "the dead process's inbox is removed");
         }
     }

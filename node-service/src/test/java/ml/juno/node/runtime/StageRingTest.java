@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import ml.juno.model.shard.ShardLoad;
+import ml.juno.model.shm.Futex;
 import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.Activations;

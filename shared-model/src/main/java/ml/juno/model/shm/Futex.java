@@ -1,4 +1,4 @@
-package ml.juno.node.runtime;
+package ml.juno.model.shm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -15,13 +15,13 @@ import java.lang.invoke.MethodHandle;
  * word must lie in a {@code MAP_SHARED} mapping. {@link #AVAILABLE} is false off Linux on x86-64 and AArch64, or
  * where the call fails (a seccomp filter); callers then keep to gRPC.
  */
-final class Futex {
+public final class Futex {
     private static final int FUTEX_WAIT = 0;
     private static final int FUTEX_WAKE = 1;
     private static final MethodHandle SYSCALL_WAIT;
     private static final MethodHandle SYSCALL_WAKE;
     private static final long SYS_FUTEX;
-    static final boolean AVAILABLE;
+    public static final boolean AVAILABLE;
 
     static {
         String arch = System.getProperty("os.arch", "");
@@ -63,7 +63,7 @@ final class Futex {
      * a signal or a spurious return: callers look again and wait again). {@code timespec} is 16 bytes of the caller's
      * scratch, owned by the calling thread.
      */
-    static void await(MemorySegment word, int expected, long nanos, MemorySegment timespec) {
+    public static void await(MemorySegment word, int expected, long nanos, MemorySegment timespec) {
         timespec.set(ValueLayout.JAVA_LONG, 0, nanos / 1_000_000_000L);
         timespec.set(ValueLayout.JAVA_LONG, 8, nanos % 1_000_000_000L);
         try {
@@ -74,7 +74,7 @@ final class Futex {
     }
 
     /** Wakes the threads (of any process) sleeping on the word at {@code word}. */
-    static void wakeAll(MemorySegment word) {
+    public static void wakeAll(MemorySegment word) {
         try {
             long unused = (long) SYSCALL_WAKE.invokeExact(SYS_FUTEX, word, (long) FUTEX_WAKE, (long) Integer.MAX_VALUE); // how many woke
         } catch (Throwable t) {

@@ -1,4 +1,4 @@
-package ml.juno.node.runtime;
+package ml.juno.model.shm;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
