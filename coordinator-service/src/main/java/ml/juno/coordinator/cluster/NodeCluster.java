@@ -136,10 +136,11 @@ final class NodeCluster implements AutoCloseable {
         var info = link.load(request, config.deadlines().load());
         link.openStream();
         link.markUp();
-        LOG.infof("node %s serves %s (%d MB weights, %d MB KV, loaded in %d ms; backend %s)", link.address,
+        LOG.infof("node %s serves %s (%d MB weights, %d MB KV, loaded in %d ms; backend %s)%s", link.address,
                 info.getWorldSize() > 1 ? "tensor slice " + info.getTensorRank() + "/" + info.getWorldSize()
                         : "layers [" + info.getFirstLayer() + ", " + info.getEndLayer() + ")",
-                info.getWeightBytes() >> 20, info.getKvBytes() >> 20, info.getLoadMillis(), nodeBackend(info));
+                info.getWeightBytes() >> 20, info.getKvBytes() >> 20, info.getLoadMillis(), nodeBackend(info),
+                link.sharedMemory() ? "; steps through shared memory (same host)" : "");
     }
 
     /**

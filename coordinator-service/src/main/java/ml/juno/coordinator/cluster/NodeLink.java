@@ -28,7 +28,9 @@ import ml.juno.node.v1.StepResponse;
  * Mutiny {@code Multi<StepRequest> → Multi<StepResponse>}: requests go in through a unicast processor, answers are
  * queued for the generation loop's thread, which waits for them with a deadline). Counts bytes both ways. The channel
  * runs its callbacks on its transport thread ({@code directExecutor}): they only queue what came, and a hand-over to
- * gRPC's default executor would add a thread wake-up to every answer on a token's path.
+ * gRPC's default executor would add a thread wake-up to every answer on a token's path. A node on this host takes the
+ * stream's steps through a shared-memory {@link ControlChannel} instead, which the generation loop's thread writes and
+ * sleeps on itself; the stream then carries only its end.
  */
 final class NodeLink implements AutoCloseable {
     private static final int MAX_MESSAGE = 512 * 1024 * 1024;
@@ -50,7 +52,6 @@ final class NodeLink implements AutoCloseable {
     private volatile BlockingQueue<Object> in;
     /** This stream's shared-memory channel to the node; null: steps go by gRPC. */
     private volatile ControlChannel control;
-    private boolean controlLogged;
     private Cancellable subscription;
     private volatile boolean up;
     private volatile String downReason = "not connected yet";
@@ -214,10 +215,6 @@ final class NodeLink implements AutoCloseable {
         if (o instanceof StepResponse r && r.hasAttached()) {
             if (r.getAttached().getAttached()) {
                 control = c;
-                if (!controlLogged) {
-                    controlLogged = true;
-                    TRACE.infof("node %s is on this host: its steps go through shared memory", address);
-                }
                 return;
             }
             c.close();

@@ -61,6 +61,7 @@ public final class ControlChannel {
     private long written;       // messages this side published (under writeLock)
     private long read;          // messages this side consumed (its one reader's)
     private long largeMessages; // messages that went in a file of their own (under writeLock)
+    private volatile boolean closed; // this side left
 
     private ControlChannel(Path path, MemorySegment seg, boolean owner, long inode, Arena arena) {
         this.path = path;
@@ -117,7 +118,7 @@ public final class ControlChannel {
 
     /**
      * Sends {@code message} to the other side: waits while its ring is full (the reader reads every message, and few are
-     * in flight), and throws when that lasts past {@code deadlineNanos} ({@link System#nanoTime}) or the other side left.
+     * in flight), and throws when that lasts past {@code deadlineNanos} ({@link System#nanoTime}) or either side left.
      */
     public void send(byte[] message, long deadlineNanos) {
         synchronized (writeLock) {
@@ -129,8 +130,8 @@ public final class ControlChannel {
             }
             long consumedAt = RING_AT[out] + 128;
             while (written - (long) LONG.getAcquire(seg, consumedAt) >= SLOTS) {
-                if (peerGone()) {
-                    throw new IllegalStateException("the other side of " + name() + " left");
+                if (peerGone() || closed) {
+                    throw new IllegalStateException((closed ? "this side of " : "the other side of ") + name() + " left");
                 }
                 if (System.nanoTime() - deadlineNanos >= 0) {
                     throw new IllegalStateException("the other side of " + name() + " read none of its " + SLOTS + " waiting messages in time");
@@ -203,7 +204,7 @@ public final class ControlChannel {
 
     /**
      * The next message from the other side, waiting for it (a short spin, then sleeps on the bell) until
-     * {@code deadlineNanos}, {@code stop} says so, or the other side left: null in those cases.
+     * {@code deadlineNanos}, {@code stop} says so, or either side left: null in those cases.
      */
     public byte[] receive(long deadlineNanos, BooleanSupplier stop) {
         long start = System.nanoTime();
@@ -213,7 +214,7 @@ public final class ControlChannel {
             if (m != null) {
                 return m;
             }
-            if (stop.getAsBoolean() || peerGone()) {
+            if (stop.getAsBoolean() || peerGone() || closed) {
                 return null;
             }
             long now = System.nanoTime();
@@ -242,6 +243,7 @@ public final class ControlChannel {
      * waiting here looks again); the coordinator removes the file. The mapping goes once unreachable.
      */
     public void close() {
+        closed = true;
         INT.setRelease(seg, GONE_AT[owner ? 0 : 1], 1);
         INT.getAndAdd(seg, RING_AT[out], 1);
         Futex.wakeAll(outBell);
