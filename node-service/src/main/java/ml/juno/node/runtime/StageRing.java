@@ -36,7 +36,6 @@ final class StageRing implements AutoCloseable {
     private static final long SLOT_HEAD = ShmFiles.SLOT_HEAD;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
-    private static final Path DIR = Path.of("/dev/shm");
 
     private final Path path;
     private final Arena arena;
@@ -78,7 +77,7 @@ final class StageRing implements AutoCloseable {
     }
 
     static Path pathOf(long group, int stage) {
-        return DIR.resolve("juno-pp-" + Long.toHexString(group) + "-" + stage);
+        return ShmFiles.DIR.resolve("juno-pp-" + Long.toHexString(group) + "-" + stage);
     }
 
     /** Creates and maps stage {@code stage}'s inbox (replacing one a dead process or an earlier load of this one left). */

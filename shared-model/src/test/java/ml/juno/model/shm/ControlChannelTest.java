@@ -38,6 +38,22 @@ class ControlChannelTest {
         assumeTrue(ControlChannel.usable(), "no /dev/shm or futexes here (or JUNO_CONTROL_SHM=0): the channel is off");
     }
 
+    /** A coordinator's channel and the node's mapping of it, both left at the end. */
+    private record Pair(ControlChannel coordinator, ControlChannel node) implements AutoCloseable {
+        static Pair open() throws Exception {
+            ControlChannel c = ControlChannel.create();
+            ControlChannel n = ControlChannel.attach(c.name(), ShmFiles.HOST);
+            assertNotNull(n, "a channel of this host with a live owner is mapped");
+            return new Pair(c, n);
+        }
+
+        @Override
+        public void close() {
+            node.close();
+            coordinator.close();
+        }
+    }
+
     private static byte[] message(int n, int size) {
         byte[] b = new byte[size];
         for (int i = 0; i < size; i++) {
@@ -54,10 +70,9 @@ class ControlChannelTest {
 
     @Test
     void messagesGoBothWays_inOrder_andALargeOneThroughAFileOfItsOwn() throws Exception {
-        ControlChannel coordinator = ControlChannel.create();
-        ControlChannel node = ControlChannel.attach(coordinator.name(), ShmFiles.HOST);
-        assertNotNull(node, "a channel of this host with a live owner is mapped");
-        try {
+        try (Pair p = Pair.open()) {
+            ControlChannel coordinator = p.coordinator();
+            ControlChannel node = p.node();
             long deadline = System.nanoTime() + 5 * SECOND;
             int[] sizes = {0, 1, 700, 256 * 1024 - 64, 300_000, 3};
             for (int i = 0; i < sizes.length; i++) {
@@ -72,17 +87,14 @@ class ControlChannelTest {
             node.send(message(7, 40), deadline);
             assertNull(node.poll(), "a side reads only what the other side sent");
             assertArrayEquals(message(7, 40), coordinator.receive(deadline, () -> false));
-        } finally {
-            node.close();
-            coordinator.close();
         }
     }
 
     @Test
     void thousandsOfMessages_passThroughTheRingsWrapAround_inOrder() throws Exception {
-        ControlChannel coordinator = ControlChannel.create();
-        ControlChannel node = ControlChannel.attach(coordinator.name(), ShmFiles.HOST);
-        try {
+        try (Pair p = Pair.open()) {
+            ControlChannel coordinator = p.coordinator();
+            ControlChannel node = p.node();
             int count = 5_000;
             CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
                 for (int i = 0; i < count; i++) {
@@ -96,17 +108,14 @@ class ControlChannelTest {
                 assertEquals(i, ByteBuffer.wrap(m).getInt(0));
             }
             writer.get(10, TimeUnit.SECONDS);
-        } finally {
-            node.close();
-            coordinator.close();
         }
     }
 
     @Test
     void aFullRing_waitsForItsReader_andFailsWithTheReasonPastItsDeadline() throws Exception {
-        ControlChannel coordinator = ControlChannel.create();
-        ControlChannel node = ControlChannel.attach(coordinator.name(), ShmFiles.HOST);
-        try {
+        try (Pair p = Pair.open()) {
+            ControlChannel coordinator = p.coordinator();
+            ControlChannel node = p.node();
             for (int i = 0; i < ControlChannel.SLOTS; i++) {
                 coordinator.send(message(i, 10), System.nanoTime() + SECOND);
             }
@@ -122,18 +131,15 @@ class ControlChannelTest {
                 assertArrayEquals(message(i, 10), node.poll());
             }
             assertArrayEquals(message(100, 10), node.poll(), "the refused message never went; the waiting one did");
-        } finally {
-            node.close();
-            coordinator.close();
         }
     }
 
     @Test
     void aSleepingReader_wakesAtAMessage_atAWakeUp_andWhenTheOtherSideLeaves() throws Exception {
-        ControlChannel coordinator = ControlChannel.create();
-        ControlChannel node = ControlChannel.attach(coordinator.name(), ShmFiles.HOST);
-        Path file = ShmFiles.DIR.resolve(coordinator.name());
-        try {
+        try (Pair p = Pair.open()) {
+            ControlChannel coordinator = p.coordinator();
+            ControlChannel node = p.node();
+            Path file = ShmFiles.DIR.resolve(coordinator.name());
             // a message: the reader sleeps on the bell (its wait would last 30 s) and wakes when it comes
             CompletableFuture<byte[]> got = CompletableFuture.supplyAsync(() -> node.receive(System.nanoTime() + 30 * SECOND, () -> false));
             Thread.sleep(200);
@@ -164,9 +170,6 @@ class ControlChannelTest {
                 }
             });
             assertTrue(gone.getMessage().contains("left"), "a writer stops waiting for a reader that left: " + gone.getMessage());
-        } finally {
-            node.close();
-            coordinator.close();
         }
     }
 
