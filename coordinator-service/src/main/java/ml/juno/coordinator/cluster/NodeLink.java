@@ -52,6 +52,8 @@ final class NodeLink implements AutoCloseable {
     private volatile BlockingQueue<Object> in;
     /** This stream's shared-memory channel to the node; null: steps go by gRPC. */
     private volatile ControlChannel control;
+    /** What ends a wait on {@link #control} early: the stream's end is queued, or the channel was replaced. */
+    private java.util.function.BooleanSupplier controlStop;
     private Cancellable subscription;
     private volatile boolean up;
     private volatile String downReason = "not connected yet";
@@ -214,6 +216,7 @@ final class NodeLink implements AutoCloseable {
         }
         if (o instanceof StepResponse r && r.hasAttached()) {
             if (r.getAttached().getAttached()) {
+                controlStop = () -> !q.isEmpty() || control != c;
                 control = c;
                 return;
             }
@@ -280,7 +283,7 @@ final class NodeLink implements AutoCloseable {
         BlockingQueue<Object> q = in;
         Object o;
         if (c != null) {
-            byte[] m = c.receive(deadlineNanos, () -> !q.isEmpty() || control != c);
+            byte[] m = c.receive(deadlineNanos, controlStop);
             if (m != null) {
                 bytesReceived += m.length;
                 try {

@@ -72,7 +72,7 @@ final class StepStream {
 
     /** Maps the coordinator's channel where it is on this host and answers on the stream whether it did. */
     private void attach(ControlAttach a) {
-        ControlChannel c = ControlChannel.usable() ? ControlChannel.attach(a.getName(), a.getHost()) : null;
+        ControlChannel c = ControlChannel.attach(a.getName(), a.getHost());
         if (c == null) {
             String why = !ControlChannel.usable() ? "shared memory is off or unusable on the node"
                     : "the node is not on the coordinator's host, or cannot map " + a.getName();
@@ -86,9 +86,10 @@ final class StepStream {
 
     /** The channel's reader: each request as if it came on the stream, until the stream or the coordinator ends. */
     private void readControl(ControlChannel c) {
+        java.util.function.BooleanSupplier stop = () -> cancelled;
         try {
             while (!cancelled) {
-                byte[] m = c.receive(System.nanoTime() + 1_000_000_000L, () -> cancelled);
+                byte[] m = c.receive(System.nanoTime() + 1_000_000_000L, stop);
                 if (m == null) {
                     if (c.peerGone()) {
                         break;

@@ -85,7 +85,7 @@ final class SharedMailbox implements AutoCloseable {
 
     /** Whether this mapping is still the peer's inbox: the file is the one mapped and its owner is alive. */
     boolean current() {
-        return ShmFiles.inode(path) == inode && ProcessHandle.of(seg.get(ValueLayout.JAVA_LONG, 8)).map(ProcessHandle::isAlive).orElse(false);
+        return ShmFiles.inode(path) == inode && ShmFiles.alive(seg.get(ValueLayout.JAVA_LONG, 8));
     }
 
     private long slotAt(int fromRank, int index) {

@@ -97,7 +97,7 @@ final class StageRing implements AutoCloseable {
 
     /** Whether this mapping is still the stage's inbox: the file is the one mapped and its owner is alive. */
     boolean current() {
-        return ShmFiles.inode(path) == inode && ProcessHandle.of(ownerPid).map(ProcessHandle::isAlive).orElse(false);
+        return ShmFiles.inode(path) == inode && ShmFiles.alive(ownerPid);
     }
 
     /** Whether the owner still reads this ring: it marks it closed before it unmaps it (an unload, a reload). */

@@ -45,7 +45,7 @@ public final class ControlChannel {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final Pattern NAME = Pattern.compile("juno-cx-[0-9a-f]{1,16}-[0-9a-f]{1,16}");
-    private static final Pattern LARGE_NAME = Pattern.compile("juno-cxm-[0-9a-f]{1,16}-[0-9a-f]{1,16}-[0-9a-f]{1,16}");
+    private static final Pattern LARGE_NAME = Pattern.compile("juno-cxm-[0-9a-f]{1,16}-[0-9a-f]{1,16}");
     private static final AtomicLong NEXT = new AtomicLong(System.nanoTime() & 0xFFFFFFL);
 
     private final Path path;
@@ -60,7 +60,6 @@ public final class ControlChannel {
     private final Object writeLock = new Object();
     private long written;       // messages this side published (under writeLock)
     private long read;          // messages this side consumed (its one reader's)
-    private long largeMessages; // messages that went in a file of their own (under writeLock)
     private volatile boolean closed; // this side left
 
     private ControlChannel(Path path, MemorySegment seg, boolean owner, long inode, Arena arena) {
@@ -150,8 +149,7 @@ public final class ControlChannel {
     }
 
     private String writeLarge(byte[] message) {
-        String name = "juno-cxm-" + Long.toHexString(ProcessHandle.current().pid()) + "-" + Long.toHexString(NEXT.incrementAndGet()) + "-"
-                + Long.toHexString(++largeMessages);
+        String name = "juno-cxm-" + Long.toHexString(ProcessHandle.current().pid()) + "-" + Long.toHexString(NEXT.incrementAndGet());
         Path p = ShmFiles.DIR.resolve(name);
         try (FileChannel ch = FileChannel.open(p, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {

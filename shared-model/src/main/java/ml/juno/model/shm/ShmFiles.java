@@ -139,7 +139,8 @@ public final class ShmFiles {
         }
     }
 
-    static boolean alive(long pid) {
+    /** Whether process {@code pid} is alive (the owner of a file, by the pid in its header). */
+    public static boolean alive(long pid) {
         return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     }
 
