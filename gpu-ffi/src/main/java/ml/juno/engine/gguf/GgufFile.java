@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import ml.juno.engine.kernel.HugeMemory;
 
 /**
  * An open GGUF file (GGUF spec v2/v3): header, metadata and tensor table parsed and validated, tensor data left in
@@ -29,6 +30,8 @@ public final class GgufFile implements AutoCloseable {
     private final Map<String, GgufTensorInfo> byName;
     /** Memory for rearranged copies of tensor data ({@link #allocateCopy}), made on first use; freed by {@link #close()}. */
     private Arena copies;
+    /** The same in huge pages, where they are available ({@link HugeMemory#available}); else null and {@link #copies} serves. */
+    private HugeMemory.Regions hugeCopies;
 
     private GgufFile(Path path, Arena arena, MemorySegment segment, GgufParser.Parsed p) throws GgufFormatException {
         GgufSanity.check(p.metadata()); // ids inside the vocabulary, hyper-parameters in sane bounds
@@ -131,9 +134,16 @@ public final class GgufFile implements AutoCloseable {
 
     /**
      * {@code bytes} of off-heap memory, 64-byte aligned, that live as long as this file: for rearranged copies of its
-     * tensors' data (a tensor-parallel column slice made contiguous), freed by {@link #close()} with the mapping.
+     * tensors' data (a tensor-parallel column slice made contiguous), in transparent huge pages where the system allows
+     * them (such copies are streamed every step), freed by {@link #close()} with the mapping.
      */
     public synchronized MemorySegment allocateCopy(long bytes) {
+        if (HugeMemory.available()) {
+            if (hugeCopies == null) {
+                hugeCopies = new HugeMemory.Regions(64L << 20);
+            }
+            return hugeCopies.allocate(bytes);
+        }
         if (copies == null) {
             copies = Arena.ofShared();
         }
@@ -148,6 +158,9 @@ public final class GgufFile implements AutoCloseable {
         }
         if (copies != null && copies.scope().isAlive()) {
             copies.close();
+        }
+        if (hugeCopies != null) {
+            hugeCopies.close();
         }
     }
 

@@ -7,7 +7,7 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * The few C library calls the engine makes itself: about memory and the page cache (the expert tier's
- * {@code moe.PageCache} and {@code moe.HugeMemory}) and about cores ({@code kernel.cpu.ComputePool}), looked up once on
+ * {@code moe.PageCache} and {@link HugeMemory}) and about cores ({@code kernel.cpu.ComputePool}), looked up once on
  * first use, each group in a holder of its own. Linux only: callers check {@link #linux()} first, and treat any
  * {@link Throwable} from a call (a symbol missing, the holder failing to initialise) as "not available here".
  */

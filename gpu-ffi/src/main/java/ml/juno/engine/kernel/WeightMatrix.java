@@ -60,15 +60,21 @@ public record WeightMatrix(String name, GgmlType type, MemorySegment data, int r
      * on a 2-core Zen 4 two ranks' halves of Q4_K rows ran at 25 GB/s together, as contiguous copies at 35.
      */
     public WeightMatrix compactInto(MemorySegment dst) {
+        return rowStride == rowBytes() ? this : copyInto(dst);
+    }
+
+    /** This matrix copied into {@code dst} (at least {@link #byteSize()} bytes), rows next to each other: the same bytes elsewhere. */
+    public WeightMatrix copyInto(MemorySegment dst) {
         long rb = rowBytes();
-        if (rowStride == rb) {
-            return this;
-        }
         if (dst.byteSize() < byteSize()) {
             throw new IllegalArgumentException(name + ": " + dst.byteSize() + " bytes cannot hold " + byteSize());
         }
-        for (int r = 0; r < rows; r++) {
-            MemorySegment.copy(data, r * rowStride, dst, r * rb, rb);
+        if (rowStride == rb) {
+            MemorySegment.copy(data, 0, dst, 0, byteSize());
+        } else {
+            for (int r = 0; r < rows; r++) {
+                MemorySegment.copy(data, r * rowStride, dst, r * rb, rb);
+            }
         }
         return dense(name, type, dst.asSlice(0, byteSize()).asReadOnly(), rows, cols);
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import ml.juno.engine.gguf.GgufFile;
 import ml.juno.engine.jfr.ExpertStepEvent;
 import ml.juno.engine.kernel.Backend;
+import ml.juno.engine.kernel.HugeMemory;
 import ml.juno.engine.model.block.ExpertSource;
 import ml.juno.engine.model.block.GatedFfn;
 import ml.juno.engine.model.block.MoeFfn;
@@ -192,7 +193,9 @@ public final class ExpertStore implements AutoCloseable {
             this.budget = budget.resolve(slot * experts); // a share is of the tier that holds every expert
             int cacheSlots = (int) Math.min(experts, this.budget / slot);
             this.arena = Arena.ofShared();
-            MemorySegment mem = HugeMemory.allocate(arena, slot * (cacheSlots + stagingSlots), r.alignment());
+            long slotsBytes = slot * (cacheSlots + stagingSlots);
+            MemorySegment mem = Boolean.parseBoolean(System.getProperty("juno.experts.huge", "true"))
+                    ? HugeMemory.allocate(arena, slotsBytes, r.alignment()) : arena.allocate(Math.max(1, slotsBytes), r.alignment());
             this.cache = new Slot[cacheSlots];
             this.freeCache = new int[cacheSlots];
             for (int i = 0; i < cacheSlots; i++) {

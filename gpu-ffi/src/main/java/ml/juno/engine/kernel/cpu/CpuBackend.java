@@ -58,6 +58,8 @@ public final class CpuBackend implements Backend {
      * matrices live as long as the model, so this holds one copy of each.
      */
     private final Arena packArena;
+    /** Copies of memory-mapped weights in huge pages, and the packed copies' memory where huge pages are available. */
+    private final ResidentWeights resident;
     private final IdentityHashMap<WeightMatrix, MemorySegment> packed = new IdentityHashMap<>();
     /** Packed copies of {@link #forget forgotten} matrices, by size: reused for the next matrix of that size. */
     private final HashMap<Long, ArrayDeque<MemorySegment>> sparePacked = new HashMap<>();
@@ -89,6 +91,7 @@ public final class CpuBackend implements Backend {
         }
         this.nativeMatmul = kernels != null ? new NativeMatmulJob() : null;
         this.packArena = kernels != null && repack ? Arena.ofShared() : null;
+        this.resident = kernels != null ? ResidentWeights.forThisMachine() : new ResidentWeights(false, false);
         this.javaProducts = new JavaProducts(pool.threads());
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
         this.expertJob = kernels != null ? new ExpertJob(pool.threads()) : null;
@@ -250,6 +253,10 @@ public final class CpuBackend implements Backend {
                 throw new IllegalArgumentException(w.name() + ": output too small for a batch of " + batch);
             }
             job.packed[i] = pack ? packedFor(w) : null;
+            if (pack && job.packed[i] == null) {
+                w = resident.of(w);
+                job.w[i] = w;
+            }
             boolean packed = job.packed[i] != null;
             job.xq[i] = null;
             for (int j = 0; j < i; j++) {
@@ -316,7 +323,13 @@ public final class CpuBackend implements Backend {
             ArrayDeque<MemorySegment> spare = sparePacked.get(nat.packedBytes(w));
             p = spare == null ? null : spare.pollFirst();
             if (p == null) {
-                p = nat.repack(w, packArena);
+                MemorySegment huge = resident.packedMemory(nat.packedBytes(w));
+                if (huge != null) {
+                    nat.repackInto(w, huge);
+                    p = huge;
+                } else {
+                    p = nat.repack(w, packArena);
+                }
             } else {
                 nat.repackInto(w, p);
             }
@@ -332,10 +345,16 @@ public final class CpuBackend implements Backend {
 
     @Override
     public void forget(WeightMatrix w) {
+        resident.forget(w);
         MemorySegment p = packed.remove(w);
         if (p != null) {
             sparePacked.computeIfAbsent(p.byteSize(), k -> new ArrayDeque<>()).addFirst(p);
         }
+    }
+
+    /** Bytes of memory-mapped weights this backend copied into huge pages ({@link ResidentWeights}). */
+    public long residentBytes() {
+        return resident.copiedBytes();
     }
 
     /** Packed copies held (in use and spare): bounded by the matrices alive at once, however often slots refill. */
@@ -843,6 +862,7 @@ public final class CpuBackend implements Backend {
             sparePacked.clear();
             packArena.close();
         }
+        resident.close();
         for (int i = 0; i < nativeArenas.length; i++) {
             if (nativeArenas[i] != null) {
                 nativeArenas[i].close();

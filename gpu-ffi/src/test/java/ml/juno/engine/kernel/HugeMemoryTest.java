@@ -1,4 +1,4 @@
-package ml.juno.engine.moe;
+package ml.juno.engine.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
