@@ -133,6 +133,12 @@ public interface Backend extends AutoCloseable {
     default void forget(WeightMatrix w) {}
 
     /**
+     * The model's {@code matrices} (those every step multiplies by) are loaded: the backend may derive what it keeps of
+     * them now rather than at their first product (the native backend's copies in huge pages). Default: nothing.
+     */
+    default void prepare(java.util.List<WeightMatrix> matrices) {}
+
+    /**
      * The caller has no more work for now (a cluster node's step is done; the next comes a hop or a round trip later):
      * compute threads waiting for the next job sleep at once instead of spinning, which would take cores another
      * process on this machine (the next pipeline stage) is about to compute on. Default: no threads to rest.

@@ -40,6 +40,14 @@ public interface DecoderModel {
     long weightBytes();
 
     /**
+     * The matrices every forward step multiplies by (each layer's attention and dense FFN, a mixture's router, the
+     * head's output), for {@link Backend#prepare}; not the token embeddings (one row a token) nor routed experts.
+     */
+    default java.util.List<ml.juno.engine.kernel.WeightMatrix> streamedMatrices() {
+        return java.util.List.of();
+    }
+
+    /**
      * Runs the first {@code batch} rows of {@code s}: embeds {@code s.tokens} (first shard) or takes {@code s.x}
      * as input, runs this shard's layers, and leaves the hidden states in {@code s.x}.
      */

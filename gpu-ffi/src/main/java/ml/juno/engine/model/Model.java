@@ -69,6 +69,7 @@ public final class Model implements AutoCloseable {
                 contextLength(config, options));
         ExpertBudget experts = ExpertBudget.requested();
         Model model = new Model(config, options, decoder, Objects.requireNonNull(backends.create(options.threads()), "backend"));
+        model.backend.prepare(decoder.streamedMatrices());
         if (experts != null) {
             if (decoder.moeLayers().isEmpty()) {
                 System.getLogger(Model.class.getName()).log(System.Logger.Level.INFO, "expert cache " + experts

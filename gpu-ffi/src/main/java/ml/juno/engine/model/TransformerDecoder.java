@@ -182,6 +182,18 @@ public final class TransformerDecoder implements DecoderModel {
     }
 
     @Override
+    public java.util.List<WeightMatrix> streamedMatrices() {
+        java.util.List<WeightMatrix> out = new java.util.ArrayList<>();
+        for (DecoderLayer l : layers) {
+            l.streamedMatrices(out::add);
+        }
+        if (head.output() != null) {
+            out.add(head.output());
+        }
+        return out;
+    }
+
+    @Override
     public long weightBytes() {
         long bytes = 0;
         for (DecoderLayer l : layers) {

@@ -138,6 +138,48 @@ class NativeBackendModelsTest {
     }
 
     /**
+     * The native backend copies what every step reads out of the mapping at load (each layer's attention and FFN, the
+     * head), where huge pages are available, and nothing with the switch off; the logits stay those of the Java backend
+     * (the test above, which runs with the copies).
+     */
+    @Test
+    void theNativeBackend_copiesTheStreamedMatricesIntoHugePages_atLoad() throws Exception {
+        NativeKernels.Loaded l = NativeKernels.load();
+        if (!l.ok()) {
+            assertEquals("java", Backends.select(1).kind());
+            return;
+        }
+        Path model = ReferenceCase.modelFile("tiny-llama-random-Q4_K_M.gguf");
+        EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
+        String before = System.getProperty("juno.weights.resident");
+        try (GgufFile f = GgufFile.open(model)) {
+            int layers = Architectures.forName(f.metadata().getString(GgufKeys.GENERAL_ARCHITECTURE)).config(f).dims().layers();
+            long expected = 0;
+            try (Model m = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, l.kernels()))) {
+                for (var w : m.decoder().streamedMatrices()) {
+                    if (NativeKernels.supports(w.type(), w.cols()) && l.kernels().packedBytes(w) < 0) { // packed ones: copies of their own
+                        expected += w.byteSize();
+                    }
+                }
+                assertTrue(expected > 0);
+                assertTrue(m.decoder().streamedMatrices().size() >= 7 * layers + 1, "q, k, v, o, gate, up, down of each layer and the head");
+                long copied = ((CpuBackend) m.backend()).residentBytes();
+                assertEquals(ml.juno.engine.kernel.HugeMemory.available() ? expected : 0, copied, "copied at load");
+            }
+            System.setProperty("juno.weights.resident", "0");
+            try (Model m = Model.load(f, o, ShardSpec.whole(layers), t -> new CpuBackend(2, l.kernels()))) {
+                assertEquals(0, ((CpuBackend) m.backend()).residentBytes(), "switched off");
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.weights.resident");
+            } else {
+                System.setProperty("juno.weights.resident", before);
+            }
+        }
+    }
+
+    /**
      * Runs a prompt and four greedy steps on both backends, with an F32 and an F16 KV cache (the native attention
      * kernels take F16); returns how many logits were compared (all equal).
      */

@@ -343,6 +343,22 @@ public final class CpuBackend implements Backend {
         pool.rest();
     }
 
+    /** Copies the mapped matrices that its native products will read into huge pages now ({@link ResidentWeights}). */
+    @Override
+    public void prepare(java.util.List<WeightMatrix> matrices) {
+        if (nat == null) {
+            return;
+        }
+        long start = System.nanoTime();
+        long before = resident.copiedBytes();
+        for (WeightMatrix w : matrices) {
+            if (NativeKernels.supports(w.type(), w.cols()) && (packArena == null || nat.packedBytes(w) < 0)) {
+                resident.of(w);
+            }
+        }
+        resident.loaded(resident.copiedBytes() - before, System.nanoTime() - start);
+    }
+
     @Override
     public void forget(WeightMatrix w) {
         resident.forget(w);

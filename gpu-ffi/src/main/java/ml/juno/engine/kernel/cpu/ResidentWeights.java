@@ -6,13 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicBoolean;
 import ml.juno.engine.kernel.HugeMemory;
 import ml.juno.engine.kernel.WeightMatrix;
 
 /**
  * Where a CPU backend keeps the weights it streams: copies of memory-mapped matrices in transparent huge pages, made at
- * a matrix's first product and kept until {@link #close}, and the memory of the native kernels' packed copies. A
+ * load ({@link CpuBackend#prepare}) or at a matrix's first product, and kept until {@link #close}, and the memory of the native kernels' packed copies. A
  * decode step reads every weight once; from the file's mapping that is a page-table walk and a restart of the hardware
  * prefetcher every 4 KiB, from 2 MiB pages hardly ever (on a 2-core Zen 4 VM, TinyLlama Q4_K_M generation on two
  * threads went from 41-44 to 47-53 tokens a second).
@@ -34,8 +33,6 @@ final class ResidentWeights implements AutoCloseable {
     /** Huge-page regions are reserved in steps of this much address space (only what is touched takes memory). */
     private static final long REGION = 256L << 20;
     private static final System.Logger LOG = System.getLogger("ml.juno.engine.backend");
-    private static final AtomicBoolean ANNOUNCED = new AtomicBoolean();
-    private static final AtomicBoolean FULL_ANNOUNCED = new AtomicBoolean();
 
     /** Huge-page memory for copies, or null where huge pages are not available. */
     private final HugeMemory.Regions regions;
@@ -45,6 +42,8 @@ final class ResidentWeights implements AutoCloseable {
     /** Bytes still to be copied before the budget is spent; -1 until the first copy measures it. */
     private long left = -1;
     private long copied;
+    /** Whether a matrix stayed in the mapping for want of memory. */
+    private boolean full;
 
     ResidentWeights(boolean hugePages, boolean copy) {
         this(hugePages, copy, -1);
@@ -93,21 +92,23 @@ final class ResidentWeights implements AutoCloseable {
         }
         if (bytes > left) {
             copies.put(w, w); // stays in the mapping; not asked again
-            if (FULL_ANNOUNCED.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.INFO, "Juno weights: " + mib(copied) + " MiB copied into huge pages, the rest read "
-                        + "from the memory-mapped file: too little memory left for more");
-            }
+            full = true;
             return w;
-        }
-        if (ANNOUNCED.compareAndSet(false, true)) {
-            LOG.log(System.Logger.Level.INFO, "Juno weights: copied into transparent huge pages at first use, up to "
-                    + mib(left) + " MiB (" + ENV + "=0: read them from the memory-mapped file)");
         }
         left -= bytes;
         copied += bytes;
         r = w.copyInto(regions.allocate(bytes));
         copies.put(w, r);
         return r;
+    }
+
+    /** One line for a model's load: what {@link #of} copied of its matrices ({@code bytes}, in {@code nanos}), what it could not. */
+    void loaded(long bytes, long nanos) {
+        if (bytes > 0 || full) {
+            LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT, "Juno weights: %.1f MiB copied into transparent huge pages in %.2f s%s",
+                    bytes / 1048576.0, nanos / 1e9, full ? "; the rest read from the memory-mapped file: too little memory left for more"
+                            : " (" + ENV + "=0: read from the memory-mapped file)"));
+        }
     }
 
     /** Memory for a packed copy of {@code bytes}, 64-byte aligned, in huge pages; null where there are none. */
@@ -172,10 +173,6 @@ final class ResidentWeights implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return Long.MAX_VALUE;
         }
-    }
-
-    private static long mib(long bytes) {
-        return bytes >> 20;
     }
 
     /** Frees the copies: the matrices handed out by {@link #of} and {@link #packedMemory} are invalid after it. */

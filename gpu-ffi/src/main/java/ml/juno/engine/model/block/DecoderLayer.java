@@ -26,6 +26,16 @@ public record DecoderLayer(RmsNorm attnNorm, Attention attention, RmsNorm postAt
         return attention.weightBytes() + ffn.weightBytes();
     }
 
+    /** The matrices every step of this layer multiplies by ({@link FeedForward#streamedMatrices}), to {@code to}. */
+    public void streamedMatrices(java.util.function.Consumer<ml.juno.engine.kernel.WeightMatrix> to) {
+        Attention.AttentionWeights w = attention.weights();
+        to.accept(w.q());
+        to.accept(w.k());
+        to.accept(w.v());
+        to.accept(w.o());
+        ffn.streamedMatrices(to);
+    }
+
     /** Runs the layer over the first {@code batch} rows of {@code s.x}; K/V go to layer {@code cacheLayer}. */
     public void forward(Backend backend, ForwardState s, int batch, KvCache cache, int cacheLayer, AllReduce allReduce) {
         forward(backend, s, batch, cache, cacheLayer, allReduce, null);

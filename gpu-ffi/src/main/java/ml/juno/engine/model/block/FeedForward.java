@@ -7,6 +7,9 @@ public interface FeedForward {
 
     void forward(Backend backend, ForwardState s, int batch);
 
+    /** The matrices every step multiplies by, to {@code to} (not a mixture's experts: only the tokens' experts are read). */
+    void streamedMatrices(java.util.function.Consumer<ml.juno.engine.kernel.WeightMatrix> to);
+
     /**
      * {@link #forward(Backend, ForwardState, int)} with LoRA deltas on gate/up/down ({@code null}: none). Only a dense
      * FFN takes them; {@link #checkLora} refuses them elsewhere before any compute.

@@ -54,6 +54,13 @@ public final class GatedFfn implements FeedForward {
     }
 
     @Override
+    public void streamedMatrices(java.util.function.Consumer<WeightMatrix> to) {
+        to.accept(gate);
+        to.accept(up);
+        to.accept(down);
+    }
+
+    @Override
     public void forward(Backend backend, ForwardState s, int batch) {
         forward(backend, s.xb, s, batch, s.proj, null);
     }

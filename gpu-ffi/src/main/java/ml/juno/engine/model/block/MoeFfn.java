@@ -55,6 +55,11 @@ public final class MoeFfn implements FeedForward {
         return router;
     }
 
+    @Override
+    public void streamedMatrices(java.util.function.Consumer<WeightMatrix> to) {
+        to.accept(router);
+    }
+
     /** Whether the chosen experts' weights are re-normalized to sum 1. */
     public boolean normalize() {
         return normalize;
