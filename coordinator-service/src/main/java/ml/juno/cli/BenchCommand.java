@@ -130,7 +130,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cold", description = "Start with the model on disk: after untimed pp and tg runs of at least "
             + Bench.WARM_UP_TOKENS + " tokens each (the code compiled), the model file's pages are dropped from the OS "
             + "page cache (posix_fadvise DONTNEED, this process's mapping released first) and the expert cache is "
-            + "emptied; then pp and tg are timed without warm-ups, tg going on from pp's state (use -r 1).")
+            + "emptied; then pp and tg are timed without warm-ups, tg going on from pp's state (use -r 1). The matrices the "
+            + "native backend copied into huge pages at load stay in memory (JUNO_RESIDENT_WEIGHTS=0: every weight from disk).")
     boolean cold;
 
     @Override
