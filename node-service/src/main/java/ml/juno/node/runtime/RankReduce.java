@@ -58,6 +58,10 @@ public final class RankReduce implements AutoCloseable {
     private Outbound outbound;
     private float[] sum = new float[0];
     private float[] part = new float[0];
+    /** This rank's partial as encoded for the peers (kept for the next all-reduce: no allocation per step). */
+    private byte[] mine = new byte[0];
+    /** A peer's partial as received (kept for the next). */
+    private final SharedMailbox.Received received = new SharedMailbox.Received();
     /** This rank's shared-memory inbox (peers on this host write into it), or null: every partial goes by gRPC. */
     private final SharedMailbox shmInbox;
     /** [rank]: that peer's inbox mapped here, or null (not on this host, not there yet, or gone). */
@@ -146,8 +150,8 @@ public final class RankReduce implements AutoCloseable {
 
     /** What one all-reduce sent, for the step's figures. */
     long allReduce(long stepId, int index, float[] x, int rows, int width, long stepStartNanos, BooleanSupplier cancelled) {
-        Activations mine = Activations.encode(codec, x, 0, rows, width);
-        long sent = send(stepId, index, mine);
+        int length = encode(codec, x, rows, width);
+        long sent = send(stepId, index, codec, rows, width, length);
         int size = rows * width;
         if (sum.length < size) {
             sum = new float[size];
@@ -160,13 +164,13 @@ public final class RankReduce implements AutoCloseable {
                 if (codec.dtype() == ActivationDtype.FLOAT32) {
                     System.arraycopy(x, 0, dst, 0, size); // exact: what the peers decode from our bytes
                 } else {
-                    mine.decode(dst, 0); // what the peers see of our partial, so every rank sums the same numbers
+                    codec.decode(mine, length, rows, width, dst, 0); // what the peers see of our partial, so every rank sums the same numbers
                 }
             } else {
-                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, ALL_REDUCE);
+                SharedMailbox.Received theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, ALL_REDUCE);
                 if (!theirs.hasShape(rows, width)) {
                     throw new IllegalStateException(ALL_REDUCE.name(stepId, index) + ": " + peer(r) + " sent a partial of shape ["
-                            + theirs.rows() + ", " + theirs.cols() + "], expected [" + rows + ", " + width + "]");
+                            + theirs.rows + ", " + theirs.cols + "], expected [" + rows + ", " + width + "]");
                 }
                 theirs.decode(dst, 0);
             }
@@ -188,8 +192,8 @@ public final class RankReduce implements AutoCloseable {
      */
     long gather(long stepId, int index, float[] x, int rows, int total, int from, int width, long stepStartNanos,
                 BooleanSupplier cancelled) {
-        Activations mine = Activations.encode(exact, x, 0, rows, width);
-        long sent = send(stepId, index, mine);
+        int length = encode(exact, x, rows, width);
+        long sent = send(stepId, index, exact, rows, width, length);
         ml.juno.engine.model.block.AllReduce.spreadRows(x, rows, total, from, width);
         long deadline = System.nanoTime() + timeout.toNanos();
         int start = 0;
@@ -202,10 +206,10 @@ public final class RankReduce implements AutoCloseable {
                 }
                 w = width;
             } else {
-                Activations theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, GATHER);
-                w = theirs.cols();
-                if (theirs.rows() != rows || theirs.dtype() != ActivationDtype.FLOAT32 || start + w > total) {
-                    throw new IllegalStateException(GATHER.name(stepId, index) + ": " + peer(r) + " sent " + theirs.dtype() + " columns of shape [" + theirs.rows()
+                SharedMailbox.Received theirs = awaitPeer(r, stepId, index, deadline, stepStartNanos, cancelled, GATHER);
+                w = theirs.cols;
+                if (theirs.rows != rows || theirs.dtype != ActivationDtype.FLOAT32 || start + w > total) {
+                    throw new IllegalStateException(GATHER.name(stepId, index) + ": " + peer(r) + " sent " + theirs.dtype + " columns of shape [" + theirs.rows
                             + ", " + w + "] at column " + start + ", expected FLOAT32 rows of " + rows + " within " + total + " columns");
                 }
                 if (part.length < rows * w) {
@@ -227,19 +231,33 @@ public final class RankReduce implements AutoCloseable {
     private static final PeerQueue.Wait ALL_REDUCE = (step, index) -> "all-reduce " + index + " of step " + step;
     private static final PeerQueue.Wait GATHER = (step, index) -> "gather " + index + " of step " + step;
 
-    /** Peer {@code r}'s message {@code index} of step {@code stepId}, by shared memory or gRPC; {@code what} names it in errors. */
-    private Activations awaitPeer(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled, PeerQueue.Wait what) {
-        return shmInbox == null ? inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what)
+    /**
+     * Peer {@code r}'s message {@code index} of step {@code stepId}, by shared memory or gRPC, in {@link #received}
+     * (valid until the next call); {@code what} names it in errors.
+     */
+    private SharedMailbox.Received awaitPeer(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled,
+                                             PeerQueue.Wait what) {
+        return shmInbox == null ? received.of(inbox[r].take(stepId, index, deadline, timeout, stepStartNanos, cancelled, what))
                 : awaitEither(r, stepId, index, deadline, stepStartNanos, cancelled, what);
     }
 
+    /** {@code x}'s first {@code rows × cols} values encoded by {@code c} into {@link #mine}; the bytes written. */
+    private int encode(ActivationCodec c, float[] x, int rows, int cols) {
+        long need = c.dtype().encodedBytes(rows, cols);
+        if (mine.length < need) {
+            mine = new byte[Math.toIntExact(need)];
+        }
+        return c.encodeInto(x, 0, rows, cols, mine);
+    }
+
     /**
-     * Sends this rank's partial: into the shared-memory inbox of each peer on this host (looked for, and re-checked,
-     * every {@link #SHM_RECHECK_NANOS}), by gRPC to the others and where it does not fit a slot.
+     * Sends this rank's partial (the first {@code length} bytes of {@link #mine}, encoded by {@code c}): into the
+     * shared-memory inbox of each peer on this host (looked for, and re-checked, every {@link #SHM_RECHECK_NANOS}), by
+     * gRPC to the others and where it does not fit a slot (a copy of the bytes, which the message keeps).
      */
-    private long send(long stepId, int index, Activations mine) {
+    private long send(long stepId, int index, ActivationCodec c, int rows, int cols, int length) {
         if (shmInbox == null) {
-            return outbound.send(stepId, index, mine, null);
+            return outbound.send(stepId, index, copyOfMine(c, rows, cols, length), null);
         }
         long now = System.nanoTime();
         long bytes = 0;
@@ -250,9 +268,9 @@ public final class RankReduce implements AutoCloseable {
                 continue;
             }
             SharedMailbox peer = peerInbox(r, now);
-            if (peer != null && peer.open() && peer.fits(stepId, index, mine.data().length)) {
-                peer.put(shard.rank(), stepId, index, mine);
-                bytes += mine.data().length;
+            if (peer != null && peer.open() && peer.fits(stepId, index, length)) {
+                peer.put(shard.rank(), stepId, index, c.dtype(), c.order(), rows, cols, mine, length);
+                bytes += length;
                 shmPartials++;
             } else {
                 if (peer != null && !peer.open()) {
@@ -263,9 +281,13 @@ public final class RankReduce implements AutoCloseable {
             }
         }
         if (anyGrpc) {
-            bytes += outbound.send(stepId, index, mine, grpcTo);
+            bytes += outbound.send(stepId, index, copyOfMine(c, rows, cols, length), grpcTo);
         }
         return bytes;
+    }
+
+    private Activations copyOfMine(ActivationCodec c, int rows, int cols, int length) {
+        return new Activations(c.dtype(), c.order(), rows, cols, java.util.Arrays.copyOf(mine, length));
     }
 
     /** Peer {@code r}'s inbox on this host, mapped now if it appeared, dropped if it went; null: by gRPC. */
@@ -297,18 +319,17 @@ public final class RankReduce implements AutoCloseable {
      * briefly (the peer is usually microseconds away), then yields the core to this node's other threads, then parks in
      * short naps; bounded like {@link PeerQueue#take}.
      */
-    private Activations awaitEither(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled,
-                                    PeerQueue.Wait what) {
+    private SharedMailbox.Received awaitEither(int r, long stepId, int index, long deadline, long stepStartNanos, BooleanSupplier cancelled,
+                                               PeerQueue.Wait what) {
         long start = System.nanoTime();
         long nextCancelCheck = start + 20_000_000L;
         for (int spins = 0; ; spins++) {
-            Activations a = shmInbox.poll(r, stepId, index);
-            if (a != null) {
-                return a;
+            if (shmInbox.pollInto(r, stepId, index, received)) {
+                return received;
             }
-            a = inbox[r].poll(stepId, index, stepStartNanos, what);
+            Activations a = inbox[r].poll(stepId, index, stepStartNanos, what);
             if (a != null) {
-                return a;
+                return received.of(a);
             }
             long now = System.nanoTime();
             if (now - deadline >= 0) {

@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import ml.juno.model.shm.ShmFiles;
+import ml.juno.model.wire.ActivationCodec;
 import ml.juno.model.wire.ActivationDtype;
 import ml.juno.model.wire.Activations;
 
@@ -38,6 +39,7 @@ final class SharedMailbox implements AutoCloseable {
     static final long HEADER = ShmFiles.HEADER;
     static final long SLOT_HEAD = ShmFiles.SLOT_HEAD;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final ActivationDtype[] DTYPES = ActivationDtype.values(); // values() copies its array every call
 
     private final Path path;
     private final Arena arena;
@@ -106,45 +108,96 @@ final class SharedMailbox implements AutoCloseable {
         return bytes <= slotBytes - SLOT_HEAD && index >= 0 && index < MAX_INDEX && stepId >= 0 && stepId < Long.MAX_VALUE / MAX_INDEX;
     }
 
-    /** Writes partial {@code index} of step {@code stepId} from {@code fromRank} (a peer's mapping); see {@link #fits}. */
-    void put(int fromRank, long stepId, int index, Activations a) {
+    /**
+     * Writes partial {@code index} of step {@code stepId} from {@code fromRank} (a peer's mapping; see {@link #fits}):
+     * the first {@code length} bytes of {@code data}, encoded as {@code dtype} in {@code order}.
+     */
+    void put(int fromRank, long stepId, int index, ActivationDtype dtype, ByteOrder order, int rows, int cols, byte[] data, int length) {
         long at = slotAt(fromRank, index);
-        byte[] data = a.data();
-        MemorySegment.copy(data, 0, seg, ValueLayout.JAVA_BYTE, at + SLOT_HEAD, data.length);
-        seg.set(ValueLayout.JAVA_INT, at + 8, a.dtype().ordinal());
-        seg.set(ValueLayout.JAVA_INT, at + 12, a.order() == ByteOrder.BIG_ENDIAN ? 1 : 0);
-        seg.set(ValueLayout.JAVA_INT, at + 16, a.rows());
-        seg.set(ValueLayout.JAVA_INT, at + 20, a.cols());
-        seg.set(ValueLayout.JAVA_INT, at + 24, data.length);
+        MemorySegment.copy(data, 0, seg, ValueLayout.JAVA_BYTE, at + SLOT_HEAD, length);
+        seg.set(ValueLayout.JAVA_INT, at + 8, dtype.ordinal());
+        seg.set(ValueLayout.JAVA_INT, at + 12, order == ByteOrder.BIG_ENDIAN ? 1 : 0);
+        seg.set(ValueLayout.JAVA_INT, at + 16, rows);
+        seg.set(ValueLayout.JAVA_INT, at + 20, cols);
+        seg.set(ValueLayout.JAVA_INT, at + 24, length);
         LONG.setRelease(seg, at, tag(stepId, index));
     }
 
-    /** The owner's poll: peer {@code fromRank}'s partial {@code index} of step {@code stepId}, or null while not there. */
-    Activations poll(int fromRank, long stepId, int index) {
+    /**
+     * A peer's partial as received: read out of a slot into memory kept for the next ({@link #pollInto}), or the bytes
+     * of one that came by gRPC ({@link #of}); its header and {@code length} bytes.
+     */
+    static final class Received {
+        ActivationDtype dtype;
+        ByteOrder order;
+        int rows;
+        int cols;
+        int length;
+        byte[] bytes;
+        private byte[] own = new byte[0];
+
+        /** This holder showing {@code a} (its bytes, not copied). */
+        Received of(Activations a) {
+            dtype = a.dtype();
+            order = a.order();
+            rows = a.rows();
+            cols = a.cols();
+            bytes = a.data();
+            length = bytes.length;
+            return this;
+        }
+
+        /** Decodes it into {@code dst[offset ..]}. */
+        void decode(float[] dst, int offset) {
+            ActivationCodec.of(dtype, order).decode(bytes, length, rows, cols, dst, offset);
+        }
+
+        boolean hasShape(int rows, int cols) {
+            return this.rows == rows && this.cols == cols;
+        }
+    }
+
+    /**
+     * The owner's poll without allocating (but to grow {@code into}'s buffer): peer {@code fromRank}'s partial
+     * {@code index} of step {@code stepId} copied into {@code into}; false while not there.
+     */
+    boolean pollInto(int fromRank, long stepId, int index, Received into) {
         long at = slotAt(fromRank, index);
         long want = tag(stepId, index);
         if ((long) LONG.getAcquire(seg, at) != want) {
-            return null;
+            return false;
         }
         int len = seg.get(ValueLayout.JAVA_INT, at + 24);
         if (len < 0 || len > slotBytes - SLOT_HEAD) {
             throw new IllegalStateException("shared-memory slot of rank " + fromRank + " holds a partial of " + len + " bytes");
         }
         int d = seg.get(ValueLayout.JAVA_INT, at + 8);
-        if (d < 0 || d >= ActivationDtype.values().length) {
+        if (d < 0 || d >= DTYPES.length) {
             throw new IllegalStateException("shared-memory slot of rank " + fromRank + " names wire dtype " + d);
         }
-        ActivationDtype dtype = ActivationDtype.values()[d];
+        ActivationDtype dtype = DTYPES[d];
         ByteOrder order = seg.get(ValueLayout.JAVA_INT, at + 12) == 1 ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN;
         int rows = seg.get(ValueLayout.JAVA_INT, at + 16);
         int cols = seg.get(ValueLayout.JAVA_INT, at + 20);
-        byte[] data = new byte[len];
-        MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, at + SLOT_HEAD, data, 0, len);
+        if (rows < 0 || cols < 0 || dtype.encodedBytes(rows, cols) != len) {
+            throw new IllegalStateException("shared-memory slot of rank " + fromRank + " holds " + len + " bytes for a "
+                    + dtype + " partial of shape [" + rows + ", " + cols + "]");
+        }
+        if (into.own.length < len) {
+            into.own = new byte[len];
+        }
+        MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, at + SLOT_HEAD, into.own, 0, len);
         VarHandle.acquireFence();
         if ((long) LONG.getAcquire(seg, at) != want) {
             throw new IllegalStateException("rank " + fromRank + " overwrote partial " + index + " of step " + stepId + " while it was read");
         }
-        return new Activations(dtype, order, rows, cols, data);
+        into.bytes = into.own;
+        into.dtype = dtype;
+        into.order = order;
+        into.rows = rows;
+        into.cols = cols;
+        into.length = len;
+        return true;
     }
 
     @Override

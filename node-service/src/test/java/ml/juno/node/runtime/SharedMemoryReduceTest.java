@@ -76,6 +76,46 @@ class SharedMemoryReduceTest {
         }
     }
 
+    /** Through shared memory an all-reduce allocates nothing (the partials are encoded and read into buffers kept for the next). */
+    @Test
+    void sharedMemoryAllReduces_allocateNothing() throws Exception {
+        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        assumeTrue(mx.isThreadAllocatedMemorySupported() && mx.isThreadAllocatedMemoryEnabled(), "no per-thread allocation counter");
+        for (ActivationDtype d : ActivationDtype.values()) {
+            List<RankReduce> ranks = RankReduceTest.ranks(2, d, Duration.ofSeconds(10), nextGroup++, 1 << 16, new AtomicLong());
+            try {
+                long[] allocated = new long[2];
+                List<CompletableFuture<Void>> runs = new ArrayList<>();
+                for (int r = 0; r < 2; r++) {
+                    int rank = r;
+                    runs.add(CompletableFuture.runAsync(() -> {
+                        float[] x = RankReduceTest.random(rank, 4 * 256);
+                        float[] work = new float[x.length];
+                        int warm = 2_000;
+                        int measured = 2_000;
+                        long before = 0;
+                        for (int i = 0; i < warm + measured; i++) {
+                            if (i == warm) {
+                                before = mx.getCurrentThreadAllocatedBytes();
+                            }
+                            System.arraycopy(x, 0, work, 0, x.length);
+                            ranks.get(rank).allReduce(1 + i / 8, i % 8, work, 4, 256, 0L, () -> false);
+                        }
+                        allocated[rank] = mx.getCurrentThreadAllocatedBytes() - before;
+                    }, RankReduceTest.THREADS));
+                }
+                CompletableFuture.allOf(runs.toArray(CompletableFuture[]::new)).get(60, java.util.concurrent.TimeUnit.SECONDS);
+                for (int r = 0; r < 2; r++) {
+                    // a few hundred bytes at most (a JIT-time allocation); the old path took 2+ KiB per all-reduce
+                    assertTrue(allocated[r] < 16_384, d + ": rank " + r + " allocated " + allocated[r] + " bytes in 2,000 all-reduces");
+                }
+                assertEquals(4_000, ranks.getFirst().sharedMemoryPartials());
+            } finally {
+                ranks.forEach(RankReduce::close);
+            }
+        }
+    }
+
     @Test
     void aPartialLargerThanASlot_goesByTheLinks_withTheSameResult() {
         AtomicLong grpc = new AtomicLong();

@@ -58,6 +58,21 @@ public final class ActivationCodec {
     public byte[] encode(float[] src, int offset, int rows, int cols) {
         checkShape(src.length - offset, rows, cols);
         byte[] out = new byte[Math.toIntExact(dtype.encodedBytes(rows, cols))];
+        encodeInto(src, offset, rows, cols, out);
+        return out;
+    }
+
+    /**
+     * Encodes {@code src[offset .. offset + rows*cols)} into the start of {@code out} (at least
+     * {@code dtype.encodedBytes(rows, cols)} long, e.g. a buffer kept for the next call); returns the bytes written.
+     */
+    public int encodeInto(float[] src, int offset, int rows, int cols, byte[] out) {
+        checkShape(src.length - offset, rows, cols);
+        int length = Math.toIntExact(dtype.encodedBytes(rows, cols));
+        if (out.length < length) {
+            throw new IllegalArgumentException(dtype + " tensor [" + rows + ", " + cols + "] needs " + length
+                    + " bytes, the buffer has " + out.length);
+        }
         int n = rows * cols;
         switch (dtype) {
             case FLOAT32 -> {
@@ -96,15 +111,23 @@ public final class ActivationCodec {
                 }
             }
         }
-        return out;
+        return length;
     }
 
     /** Decodes {@code bytes} (exactly {@code dtype.encodedBytes(rows, cols)} long) into {@code dst[offset ..]}. */
     public void decode(byte[] bytes, int rows, int cols, float[] dst, int offset) {
+        decode(bytes, bytes.length, rows, cols, dst, offset);
+    }
+
+    /**
+     * Decodes the first {@code length} bytes of {@code bytes} (exactly {@code dtype.encodedBytes(rows, cols)} of them,
+     * e.g. in a buffer kept for the next call) into {@code dst[offset ..]}.
+     */
+    public void decode(byte[] bytes, int length, int rows, int cols, float[] dst, int offset) {
         long expected = dtype.encodedBytes(rows, cols);
-        if (bytes.length != expected) {
+        if (length != expected || length > bytes.length) {
             throw new IllegalArgumentException(dtype + " tensor [" + rows + ", " + cols + "] needs " + expected
-                    + " bytes, got " + bytes.length);
+                    + " bytes, got " + length);
         }
         checkShape(dst.length - offset, rows, cols);
         int n = rows * cols;
