@@ -29,9 +29,7 @@ public final class GgufFile implements AutoCloseable {
     private final List<GgufTensorInfo> tensors;
     private final Map<String, GgufTensorInfo> byName;
     /** Memory for rearranged copies of tensor data ({@link #allocateCopy}), made on first use; freed by {@link #close()}. */
-    private Arena copies;
-    /** The same in huge pages, where they are available ({@link HugeMemory#available}); else null and {@link #copies} serves. */
-    private HugeMemory.Regions hugeCopies;
+    private HugeMemory.Regions copies;
 
     private GgufFile(Path path, Arena arena, MemorySegment segment, GgufParser.Parsed p) throws GgufFormatException {
         GgufSanity.check(p.metadata()); // ids inside the vocabulary, hyper-parameters in sane bounds
@@ -138,16 +136,10 @@ public final class GgufFile implements AutoCloseable {
      * them (such copies are streamed every step), freed by {@link #close()} with the mapping.
      */
     public synchronized MemorySegment allocateCopy(long bytes) {
-        if (HugeMemory.available()) {
-            if (hugeCopies == null) {
-                hugeCopies = new HugeMemory.Regions(64L << 20);
-            }
-            return hugeCopies.allocate(bytes);
-        }
         if (copies == null) {
-            copies = Arena.ofShared();
+            copies = new HugeMemory.Regions(64L << 20);
         }
-        return copies.allocate(bytes, 64);
+        return copies.allocate(bytes);
     }
 
     /** Unmaps the file and frees its {@link #allocateCopy copies}; slices handed out become invalid. */
@@ -156,11 +148,8 @@ public final class GgufFile implements AutoCloseable {
         if (arena != null && arena.scope().isAlive()) {
             arena.close();
         }
-        if (copies != null && copies.scope().isAlive()) {
+        if (copies != null) {
             copies.close();
-        }
-        if (hugeCopies != null) {
-            hugeCopies.close();
         }
     }
 

@@ -101,10 +101,17 @@ public final class HugeMemory {
             this.regionBytes = regionBytes;
         }
 
-        /** {@code bytes} of zeroed memory, 64-byte aligned, in a huge-page region. */
+        /**
+         * {@code bytes} of zeroed memory, 64-byte aligned, in a huge-page region (not Linux: on its own, since memory
+         * that is not reserved would be committed whole).
+         */
         public synchronized MemorySegment allocate(long bytes) {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("allocate at least one byte: " + bytes);
+            }
+            handedOut += bytes;
+            if (!Libc.linux()) {
+                return arena.allocate(bytes, 64);
             }
             long at = (used + 63) & -64L;
             if (current == null || at + bytes > current.byteSize()) {
@@ -113,7 +120,6 @@ public final class HugeMemory {
                 at = 0;
             }
             used = at + bytes;
-            handedOut += bytes;
             return current.asSlice(at, bytes);
         }
 

@@ -53,12 +53,12 @@ public final class CpuBackend implements Backend {
     private final ExpertJob expertJob;
     private final JavaExpertJob javaExpertJob;
     /**
-     * Weights the native kernels take rearranged ({@link NativeKernels#packedBytes}: Q4_0), made on a matrix's first
-     * product and kept, off-heap, until {@link #close}; {@code null} without native kernels or repacking. The model's
-     * matrices live as long as the model, so this holds one copy of each.
+     * Whether the native kernels take weights rearranged ({@link NativeKernels#packedBytes}: Q4_0), made on a matrix's
+     * first product and kept, off-heap (in {@link #resident}'s memory), until {@link #close}. The model's matrices live
+     * as long as the model, so this holds one copy of each.
      */
-    private final Arena packArena;
-    /** Copies of memory-mapped weights in huge pages, and the packed copies' memory where huge pages are available. */
+    private final boolean repack;
+    /** Copies of memory-mapped weights in huge pages, and the memory of the packed copies. */
     private final ResidentWeights resident;
     private final IdentityHashMap<WeightMatrix, MemorySegment> packed = new IdentityHashMap<>();
     /** Packed copies of {@link #forget forgotten} matrices, by size: reused for the next matrix of that size. */
@@ -90,8 +90,8 @@ public final class CpuBackend implements Backend {
             heap[i] = new HeapSegments();
         }
         this.nativeMatmul = kernels != null ? new NativeMatmulJob() : null;
-        this.packArena = kernels != null && repack ? Arena.ofShared() : null;
-        this.resident = kernels != null ? ResidentWeights.forThisMachine() : new ResidentWeights(false, false);
+        this.repack = kernels != null && repack;
+        this.resident = kernels != null ? ResidentWeights.forThisMachine() : new ResidentWeights(false);
         this.javaProducts = new JavaProducts(pool.threads());
         this.attention = new AttentionJob(pool.threads(), kernels, heap);
         this.expertJob = kernels != null ? new ExpertJob(pool.threads()) : null;
@@ -315,7 +315,7 @@ public final class CpuBackend implements Backend {
 
     /** The packed form of {@code w} for the native kernels, made on first use; {@code null} where it has none. */
     private MemorySegment packedFor(WeightMatrix w) {
-        if (packArena == null || nat.packedBytes(w) < 0) {
+        if (!packs(w)) {
             return null;
         }
         MemorySegment p = packed.get(w);
@@ -323,19 +323,17 @@ public final class CpuBackend implements Backend {
             ArrayDeque<MemorySegment> spare = sparePacked.get(nat.packedBytes(w));
             p = spare == null ? null : spare.pollFirst();
             if (p == null) {
-                MemorySegment huge = resident.packedMemory(nat.packedBytes(w));
-                if (huge != null) {
-                    nat.repackInto(w, huge);
-                    p = huge;
-                } else {
-                    p = nat.repack(w, packArena);
-                }
-            } else {
-                nat.repackInto(w, p);
+                p = resident.packedMemory(nat.packedBytes(w));
             }
+            nat.repackInto(w, p);
             packed.put(w, p);
         }
         return p;
+    }
+
+    /** Whether the native products take {@code w} from a packed copy ({@link #packedFor}). */
+    private boolean packs(WeightMatrix w) {
+        return repack && nat.packedBytes(w) >= 0;
     }
 
     @Override
@@ -352,7 +350,7 @@ public final class CpuBackend implements Backend {
         long start = System.nanoTime();
         long before = resident.copiedBytes();
         for (WeightMatrix w : matrices) {
-            if (NativeKernels.supports(w.type(), w.cols()) && (packArena == null || nat.packedBytes(w) < 0)) {
+            if (NativeKernels.supports(w.type(), w.cols()) && !packs(w)) {
                 resident.of(w);
             }
         }
@@ -873,11 +871,8 @@ public final class CpuBackend implements Backend {
         if (expertJob != null) {
             expertJob.close();
         }
-        if (packArena != null && packArena.scope().isAlive()) {
-            packed.clear();
-            sparePacked.clear();
-            packArena.close();
-        }
+        packed.clear();
+        sparePacked.clear();
         resident.close();
         for (int i = 0; i < nativeArenas.length; i++) {
             if (nativeArenas[i] != null) {

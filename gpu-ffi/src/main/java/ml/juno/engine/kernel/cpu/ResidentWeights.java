@@ -34,9 +34,9 @@ final class ResidentWeights implements AutoCloseable {
     private static final long REGION = 256L << 20;
     private static final System.Logger LOG = System.getLogger("ml.juno.engine.backend");
 
-    /** Huge-page memory for copies, or null where huge pages are not available. */
-    private final HugeMemory.Regions regions;
-    /** Whether mapped matrices are copied (not only packed ones placed in huge pages). */
+    /** Memory for the copies: huge pages where they are available ({@link HugeMemory}), else ordinary pages. */
+    private final HugeMemory.Regions regions = new HugeMemory.Regions(REGION);
+    /** Whether mapped matrices are copied (packed copies are made in any case). */
     private final boolean copy;
     private final IdentityHashMap<WeightMatrix, WeightMatrix> copies = new IdentityHashMap<>();
     /** Bytes still to be copied before the budget is spent; -1 until the first copy measures it. */
@@ -45,21 +45,20 @@ final class ResidentWeights implements AutoCloseable {
     /** Whether a matrix stayed in the mapping for want of memory. */
     private boolean full;
 
-    ResidentWeights(boolean hugePages, boolean copy) {
-        this(hugePages, copy, -1);
+    /** {@code copy}: whether mapped matrices are copied ({@link #forThisMachine} decides where they are). */
+    ResidentWeights(boolean copy) {
+        this(copy, -1);
     }
 
     /** {@code budget}: bytes that may be copied, or -1 to measure it at the first copy ({@link #budget}). */
-    ResidentWeights(boolean hugePages, boolean copy, long budget) {
-        this.regions = hugePages ? new HugeMemory.Regions(REGION) : null;
-        this.copy = copy && hugePages;
+    ResidentWeights(boolean copy, long budget) {
+        this.copy = copy;
         this.left = budget;
     }
 
-    /** As the machine and the switch say: huge pages where available, copies unless switched off. */
+    /** Copies where huge pages are available (4 KiB copies would read slower than the mapping) unless switched off. */
     static ResidentWeights forThisMachine() {
-        boolean huge = HugeMemory.available();
-        return new ResidentWeights(huge, huge && !switchedOff());
+        return new ResidentWeights(HugeMemory.available() && !switchedOff());
     }
 
     static boolean switchedOff() {
@@ -111,9 +110,9 @@ final class ResidentWeights implements AutoCloseable {
         }
     }
 
-    /** Memory for a packed copy of {@code bytes}, 64-byte aligned, in huge pages; null where there are none. */
+    /** Memory for a packed copy of {@code bytes}, 64-byte aligned, in huge pages where they are available. */
     MemorySegment packedMemory(long bytes) {
-        return regions == null ? null : regions.allocate(bytes);
+        return regions.allocate(bytes);
     }
 
     /** {@code w}'s memory will be reused for other weights: its copy (if any) is no longer looked up. */
@@ -179,8 +178,6 @@ final class ResidentWeights implements AutoCloseable {
     @Override
     public void close() {
         copies.clear();
-        if (regions != null) {
-            regions.close();
-        }
+        regions.close();
     }
 }
