@@ -126,14 +126,21 @@ class ComputePoolTest {
             return; // not Linux: nothing is moved
         }
         int cores = Runtime.getRuntime().availableProcessors(); // this thread's allowed cores
-        int before = ComputePool.Cpu.current();
-        boolean moved = ComputePool.Cpu.moveOff(before, ComputePool.Cpu.scratch());
         if (cores < 2) {
-            assertFalse(moved, "one allowed core: nowhere to go");
+            assertFalse(ComputePool.Cpu.moveOff(ComputePool.Cpu.current(), ComputePool.Cpu.scratch()),
+                    "one allowed core: nowhere to go");
             return;
         }
-        assertTrue(moved, "moved off core " + before);
-        assertTrue(ComputePool.Cpu.current() != before, "now on core " + ComputePool.Cpu.current());
+        // Once the whole set is allowed again the scheduler may move the thread back before it looks (a busy CI
+        // machine did), and it may be moved between its look and the call: the move must show in one of 20 tries.
+        int tries = 0;
+        boolean elsewhere = false;
+        while (!elsewhere && tries++ < 20) {
+            int before = ComputePool.Cpu.current();
+            assertTrue(ComputePool.Cpu.moveOff(before, ComputePool.Cpu.scratch()), "moved off core " + before);
+            elsewhere = ComputePool.Cpu.current() != before;
+        }
+        assertTrue(elsewhere, "on another core right after the move in none of 20 tries");
         assertEquals(cores, Runtime.getRuntime().availableProcessors(), "every allowed core allowed again");
     }
 
