@@ -19,7 +19,13 @@ int juno_cpu_features(void);
     __attribute__((weak)) int juno_##isa##_quantize(int, const float *, int64_t, int64_t, void *);                     \
     __attribute__((weak)) int juno_##isa##_matmul(int, const uint8_t *, int64_t, int64_t, const void *, int64_t,       \
                                                   float *, int64_t, int64_t, int64_t);                          \
-    __attribute__((weak)) int juno_##isa##_repack(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);
+    __attribute__((weak)) int juno_##isa##_repack(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);       \
+    __attribute__((weak)) void juno_##isa##_attn_scores_f16(const uint16_t *, const int64_t *, int64_t, int64_t,       \
+                                                            int64_t, const float *, int64_t, int64_t, int64_t, int64_t,  \
+                                                            float, float *, int64_t);                                   \
+    __attribute__((weak)) void juno_##isa##_attn_values_f16(const uint16_t *, const int64_t *, int64_t, int64_t,       \
+                                                            int64_t, float *, int64_t, const float *, int64_t, float *,  \
+                                                            int64_t, int64_t, int64_t);
 DECL(avx2)
 DECL(avxvnni)
 DECL(avx512vnni)
@@ -27,12 +33,20 @@ DECL(avx512vnni)
 typedef int (*quant_fn)(int, const float *, int64_t, int64_t, void *);
 typedef int (*mm_fn)(int, const uint8_t *, int64_t, int64_t, const void *, int64_t, float *, int64_t, int64_t, int64_t);
 typedef int (*repack_fn)(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);
+typedef void (*scores_fn)(const uint16_t *, const int64_t *, int64_t, int64_t, int64_t, const float *, int64_t, int64_t,
+                          int64_t, int64_t, float, float *, int64_t);
+typedef void (*values_fn)(const uint16_t *, const int64_t *, int64_t, int64_t, int64_t, float *, int64_t, const float *,
+                          int64_t, float *, int64_t, int64_t, int64_t);
 
-static const struct { const char *name; int feature; quant_fn q; mm_fn m; repack_fn p; } VARIANTS[] = {
-    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_matmul, juno_avx2_repack},
-    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_matmul, juno_avxvnni_repack},
-    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_matmul, juno_avx512vnni_repack},
+static const struct { const char *name; int feature; quant_fn q; mm_fn m; repack_fn p; scores_fn as; values_fn av; } VARIANTS[] = {
+    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_matmul, juno_avx2_repack, juno_avx2_attn_scores_f16,
+     juno_avx2_attn_values_f16},
+    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_matmul, juno_avxvnni_repack,
+     juno_avxvnni_attn_scores_f16, juno_avxvnni_attn_values_f16},
+    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_matmul, juno_avx512vnni_repack,
+     juno_avx512vnni_attn_scores_f16, juno_avx512vnni_attn_values_f16},
 };
+
 
 /* type id, elements per block, bytes per block, f16 scale field offsets (-1: none) */
 static const struct { int id; const char *name; int block; int bytes; int half[2]; } TYPES[] = {
@@ -46,6 +60,77 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
 static uint64_t rng = 88172645463325252ull;
 static uint32_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (uint32_t)rng; }
 static float gauss(void) { return ((int)(next() % 2001) - 1000) / 300.0f; }
+
+/*
+ * The attention kernels for groups of 1..11 heads, head sizes with and without a tail of eight, position ranges with
+ * and without one: cache, offsets, queries, scores and outputs each of exactly the bytes the kernels may touch, and
+ * every head's scores and values equal, bit for bit, to KvCache's order (one sum per element in order, products not
+ * fused, the weight s * inv rounded first). Returns the failures.
+ */
+static int check_attention(int features, int *passed) {
+    static const int groups[] = {1, 2, 3, 5, 8, 11};
+    static const int dims[] = {64, 20};
+    static const int ranges[][2] = {{0, 0}, {0, 6}, {0, 7}, {3, 15}, {0, 39}};
+    int failed = 0;
+    for (size_t gi = 0; gi < sizeof(groups) / sizeof(groups[0]); gi++) {
+        for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++) {
+            for (size_t ri = 0; ri < sizeof(ranges) / sizeof(ranges[0]); ri++) {
+                int64_t g = groups[gi], n = dims[di], from = ranges[ri][0], to = ranges[ri][1], dim = 3;
+                int64_t positions = to + 1, qs = n + 5, ss = to + 1 + 2, os = n + 1;
+                /* positions stored in reverse order, the key of position t at element (to - t) * (n + 3) + dim */
+                int64_t *off = malloc((size_t)positions * sizeof(int64_t));
+                for (int64_t t = 0; t < positions; t++) off[t] = (to - t) * (n + 3);
+                int64_t elements = off[0] + dim + n; /* off[0] is the largest */
+                uint16_t *kv = malloc((size_t)elements * 2);
+                for (int64_t i = 0; i < elements; i++) kv[i] = _cvtss_sh(gauss(), 0);
+                int64_t qn = (g - 1) * qs + n, sn = (g - 1) * ss + to + 1, on = (g - 1) * os + n;
+                float *q = malloc((size_t)qn * sizeof(float));
+                for (int64_t i = 0; i < qn; i++) q[i] = gauss();
+                float *inv = malloc((size_t)g * sizeof(float));
+                for (int64_t h = 0; h < g; h++) inv[h] = 0.01f + (next() % 100) / 1000.0f;
+                for (size_t v = 0; v < sizeof(VARIANTS) / sizeof(VARIANTS[0]); v++) {
+                    if (!(features & VARIANTS[v].feature) || !VARIANTS[v].as || !VARIANTS[v].av) continue;
+                    float *s = malloc((size_t)sn * sizeof(float));
+                    float *out = malloc((size_t)on * sizeof(float));
+                    VARIANTS[v].as(kv, off, from, to, dim, q, 0, qs, g, n, 0.125f, s, ss);
+                    int ok = 1;
+                    for (int64_t h = 0; h < g && ok; h++) {
+                        for (int64_t t = from; t <= to; t++) {
+                            float a = 0.0f;
+                            for (int64_t i = 0; i < n; i++) a = a + q[h * qs + i] * _cvtsh_ss(kv[off[t] + dim + i]);
+                            if (memcmp(&(float){a * 0.125f}, &s[h * ss + t], 4) != 0) ok = 0;
+                        }
+                    }
+                    float *ref = malloc((size_t)sn * sizeof(float));
+                    memcpy(ref, s, (size_t)sn * sizeof(float));
+                    VARIANTS[v].av(kv, off, from, to, dim, s, ss, inv, g, out, 0, os, n);
+                    for (int64_t h = 0; h < g && ok; h++) {
+                        for (int64_t i = 0; i < n; i++) {
+                            float a = 0.0f;
+                            for (int64_t t = from; t <= to; t++) a = a + (ref[h * ss + t] * inv[h]) * _cvtsh_ss(kv[off[t] + dim + i]);
+                            if (memcmp(&a, &out[h * os + i], 4) != 0) ok = 0;
+                        }
+                    }
+                    if (ok) {
+                        (*passed)++;
+                    } else {
+                        failed++;
+                        printf("FAIL %s attention heads %lld head size %lld positions %lld..%lld\n", VARIANTS[v].name,
+                               (long long)g, (long long)n, (long long)from, (long long)to);
+                    }
+                    free(ref);
+                    free(out);
+                    free(s);
+                }
+                free(inv);
+                free(q);
+                free(kv);
+                free(off);
+            }
+        }
+    }
+    return failed;
+}
 
 static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     int64_t n = rows * cols;
@@ -68,6 +153,7 @@ int main(void) {
     static const int batches[] = {1, 2, 3, 4, 5, 7, 9, 16, 17, 33, 130};
     static const int rowsList[] = {1, 5, 37};
     int passed = 0, failed = 0;
+    failed += check_attention(features, &passed);
     for (size_t t = 0; t < sizeof(TYPES) / sizeof(TYPES[0]); t++) {
         int widths[2];
         if (TYPES[t].block == 256) { widths[0] = 256; widths[1] = 768; }

@@ -35,7 +35,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 4;
+    private static final int ABI_VERSION = 5;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -176,12 +176,12 @@ public final class NativeKernels {
                     critical);
             ValueLayout.OfFloat f = ValueLayout.JAVA_FLOAT;
             MethodHandle as = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_scores_f16"),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j, j, f,
-                            ValueLayout.ADDRESS),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j, j, j, j, f,
+                            ValueLayout.ADDRESS, j),
                     critical);
             MethodHandle av = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_attn_values_f16"),
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, f,
-                            ValueLayout.ADDRESS, j, j),
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS, j,
+                            ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j),
                     critical);
             MethodHandle rp = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_repack"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, j,
@@ -407,11 +407,24 @@ public final class NativeKernels {
      */
     public void attentionScores(MemorySegment keys, MemorySegment off, int from, int to, int dim, MemorySegment q, int qOff,
                                 int n, float scale, MemorySegment s) {
+        attentionScores(keys, off, from, to, dim, q, qOff, n, 1, n, scale, s, 0);
+    }
+
+    /**
+     * The scores of {@code heads} query heads that share one KV head: for head {@code h < heads}, {@code s[h·sStride + t]
+     * = (q_h·K_t) · scale} for {@code from <= t <= to}, the query {@code q_h} floats {@code [qOff + h·qStride, … + n)} of
+     * {@code q}; each bit-identical to {@code KvCache.dotKey(..) * scale}. The heads share each key's load and
+     * conversion, which is what makes a group faster than its heads one at a time.
+     */
+    public void attentionScores(MemorySegment keys, MemorySegment off, int from, int to, int dim, MemorySegment q, int qOff,
+                                int qStride, int heads, int n, float scale, MemorySegment s, int sStride) {
+        checkHeads(heads, qStride, n, sStride, to);
         checkPositions(keys, off, from, to, dim, n);
-        checkFloats(q, qOff, n, "query");
-        checkFloats(s, 0, to + 1L, "score");
+        checkFloats(q, qOff, (long) (heads - 1) * qStride + n, "query");
+        checkFloats(s, 0, (long) (heads - 1) * sStride + to + 1L, "score");
         try {
-            attnScores.invokeExact(keys, off, (long) from, (long) to, (long) dim, q, (long) qOff, (long) n, scale, s);
+            attnScores.invokeExact(keys, off, (long) from, (long) to, (long) dim, q, (long) qOff, (long) qStride, (long) heads,
+                    (long) n, scale, s, (long) sStride);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention failed", t);
         }
@@ -419,17 +432,40 @@ public final class NativeKernels {
 
     /**
      * {@code out[outOff + i] = Σ_t (s[t]·inv)·V_t[i]} in position order over an F16 cache, bit-identical to zeroing
-     * then {@code KvCache.addValue} per position.
+     * then {@code KvCache.addValue} per position; {@code s[from..to]} is left holding the weights {@code s[t]·inv}. One
+     * head at a time (it allocates the one-float array of the group form): CpuBackend runs head groups.
      */
     public void attentionValues(MemorySegment values, MemorySegment off, int from, int to, int dim, MemorySegment s,
                                 float inv, MemorySegment out, int outOff, int n) {
+        attentionValues(values, off, from, to, dim, s, 0, MemorySegment.ofArray(new float[] {inv}), 1, out, outOff, n, n);
+    }
+
+    /**
+     * The weighted values of {@code heads} query heads that share one KV head: for head {@code h < heads},
+     * {@code out[outOff + h·outStride + i] = Σ_t (s[h·sStride + t]·inv[h])·V_t[i]} in position order, each bit-identical
+     * to zeroing then {@code KvCache.addValue} per position; {@code s} is left holding the weights. The heads share
+     * each value's load and conversion.
+     */
+    public void attentionValues(MemorySegment values, MemorySegment off, int from, int to, int dim, MemorySegment s,
+                                int sStride, MemorySegment inv, int heads, MemorySegment out, int outOff, int outStride, int n) {
+        checkHeads(heads, outStride, n, sStride, to);
         checkPositions(values, off, from, to, dim, n);
-        checkFloats(out, outOff, n, "output");
-        checkFloats(s, 0, to + 1L, "score");
+        checkFloats(out, outOff, (long) (heads - 1) * outStride + n, "output");
+        checkFloats(s, 0, (long) (heads - 1) * sStride + to + 1L, "score");
+        checkFloats(inv, 0, heads, "inverse sum");
         try {
-            attnValues.invokeExact(values, off, (long) from, (long) to, (long) dim, s, inv, out, (long) outOff, (long) n);
+            attnValues.invokeExact(values, off, (long) from, (long) to, (long) dim, s, (long) sStride, inv, (long) heads, out,
+                    (long) outOff, (long) outStride, (long) n);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention failed", t);
+        }
+    }
+
+    /** A head group's strides: at least one head; each head's floats apart from the next one's. */
+    private static void checkHeads(int heads, int stride, int n, int sStride, int to) {
+        if (heads < 1 || (heads > 1 && (stride < n || sStride < to + 1))) {
+            throw new IllegalArgumentException("bad head group: " + heads + " heads, strides " + stride + " and " + sStride
+                    + " for " + n + " elements and " + (to + 1) + " scores");
         }
     }
 
