@@ -86,44 +86,46 @@ static int type_index(int type) {
 /* ---------------------------------------------------------------- exported entry points */
 
 /*
- * Quantizes (or rounds) rows [0, rows) of x ([rows][cols]) into xq the way the weight type wants its activations:
- * juno_xq8 blocks, juno_xqk blocks (for Q4_K/Q5_K followed by the sums by activation row), F16 or BF16 values (as
- * llama.cpp rounds them, stored in 16 bits), or floats (F32: copied). Returns 0, or -1 for a type it does not know.
+ * Quantizes (or rounds) rows [r0, r1) of x ([rows][cols]) into xq, where and as quantize() writes them for the whole
+ * batch (for Q4_K/Q5_K with their entries in the sums by row; the range that ends the batch zeroes its padding), so
+ * that ranges quantized on several threads give quantize()'s bytes. Returns 0, or -1 for a type it does not know or a
+ * range outside [0, rows).
  */
-int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq) {
+int FN(quantize_rows)(int type, const float *x, int64_t rows, int64_t cols, void *xq, int64_t r0, int64_t r1) {
     int t = type_index(type & ~JUNO_PACKED);
-    if (t < 0) return -1;
-    int64_t n = rows * cols;
+    if (t < 0 || r0 < 0 || r1 < r0 || r1 > rows) return -1;
+    int64_t n = (r1 - r0) * cols;
+    const float *xr = x + r0 * cols;
     switch (TYPES[t].act) {
     case ACT_Q8_0:
-        quantize_q8_0(x, n, (juno_xq8 *)xq, TYPES[t].off);
+        quantize_q8_0(xr, n, (juno_xq8 *)xq + r0 * (cols / 32), TYPES[t].off);
         return 0;
     case ACT_Q8_K_PAIR:
-        quantize_q8_k(x, n, (juno_xqk *)xq, 1);
+        quantize_q8_k(xr, n, (juno_xqk *)xq + r0 * (cols / 256), 1);
         return 0;
     case ACT_Q8_K_PAIR_SUMS:
-        quantize_q8_k(x, n, (juno_xqk *)xq, 1);
-        sums_by_row((const juno_xqk *)xq, rows, cols / 256);
+        quantize_q8_k(xr, n, (juno_xqk *)xq + r0 * (cols / 256), 1);
+        sums_by_row((const juno_xqk *)xq, rows, cols / 256, r0, r1);
         return 0;
     case ACT_Q8_K_NATURAL:
-        quantize_q8_k(x, n, (juno_xqk *)xq, 0);
+        quantize_q8_k(xr, n, (juno_xqk *)xq + r0 * (cols / 256), 0);
         return 0;
     case ACT_F32:
-        memcpy(xq, x, (size_t)n * sizeof(float));
+        memcpy((float *)xq + r0 * cols, xr, (size_t)n * sizeof(float));
         return 0;
     case ACT_F16: {
-        uint16_t *y = (uint16_t *)xq;
+        uint16_t *y = (uint16_t *)xq + r0 * cols;
         int64_t i = 0;
         for (; i + 8 <= n; i += 8) {
-            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), ROUND_NEAREST));
+            _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(xr + i), ROUND_NEAREST));
         }
-        for (; i < n; i++) y[i] = _cvtss_sh(x[i], ROUND_NEAREST);
+        for (; i < n; i++) y[i] = _cvtss_sh(xr[i], ROUND_NEAREST);
         return 0;
     }
     default: {
-        uint16_t *y = (uint16_t *)xq;
+        uint16_t *y = (uint16_t *)xq + r0 * cols;
         for (int64_t i = 0; i < n; i++) {
-            float f = bf16_round(x[i]);
+            float f = bf16_round(xr[i]);
             uint32_t u;
             memcpy(&u, &f, 4);
             y[i] = (uint16_t)(u >> 16);
@@ -131,6 +133,15 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
         return 0;
     }
     }
+}
+
+/*
+ * Quantizes (or rounds) rows [0, rows) of x ([rows][cols]) into xq the way the weight type wants its activations:
+ * juno_xq8 blocks, juno_xqk blocks (for Q4_K/Q5_K followed by the sums by activation row), F16 or BF16 values (as
+ * llama.cpp rounds them, stored in 16 bits), or floats (F32: copied). Returns 0, or -1 for a type it does not know.
+ */
+int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq) {
+    return FN(quantize_rows)(type, x, rows, cols, xq, 0, rows);
 }
 
 /*

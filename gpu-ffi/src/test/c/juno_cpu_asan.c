@@ -17,6 +17,7 @@ int juno_cpu_features(void);
 /* weak: a variant the compiler could not build is absent (NULL) and skipped */
 #define DECL(isa)                                                                                                      \
     __attribute__((weak)) int juno_##isa##_quantize(int, const float *, int64_t, int64_t, void *);                     \
+    __attribute__((weak)) int juno_##isa##_quantize_rows(int, const float *, int64_t, int64_t, void *, int64_t, int64_t); \
     __attribute__((weak)) int juno_##isa##_matmul(int, const uint8_t *, int64_t, int64_t, const void *, int64_t,       \
                                                   float *, int64_t, int64_t, int64_t);                          \
     __attribute__((weak)) int juno_##isa##_repack(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);       \
@@ -31,6 +32,7 @@ DECL(avxvnni)
 DECL(avx512vnni)
 
 typedef int (*quant_fn)(int, const float *, int64_t, int64_t, void *);
+typedef int (*quant_rows_fn)(int, const float *, int64_t, int64_t, void *, int64_t, int64_t);
 typedef int (*mm_fn)(int, const uint8_t *, int64_t, int64_t, const void *, int64_t, float *, int64_t, int64_t, int64_t);
 typedef int (*repack_fn)(int, const uint8_t *, int64_t, int64_t, int64_t, uint8_t *);
 typedef void (*scores_fn)(const uint16_t *, const int64_t *, int64_t, int64_t, int64_t, const float *, int64_t, int64_t,
@@ -38,13 +40,15 @@ typedef void (*scores_fn)(const uint16_t *, const int64_t *, int64_t, int64_t, i
 typedef void (*values_fn)(const uint16_t *, const int64_t *, int64_t, int64_t, int64_t, float *, int64_t, const float *,
                           int64_t, float *, int64_t, int64_t, int64_t);
 
-static const struct { const char *name; int feature; quant_fn q; mm_fn m; repack_fn p; scores_fn as; values_fn av; } VARIANTS[] = {
-    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_matmul, juno_avx2_repack, juno_avx2_attn_scores_f16,
-     juno_avx2_attn_values_f16},
-    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_matmul, juno_avxvnni_repack,
-     juno_avxvnni_attn_scores_f16, juno_avxvnni_attn_values_f16},
-    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_matmul, juno_avx512vnni_repack,
-     juno_avx512vnni_attn_scores_f16, juno_avx512vnni_attn_values_f16},
+static const struct {
+    const char *name; int feature; quant_fn q; quant_rows_fn qr; mm_fn m; repack_fn p; scores_fn as; values_fn av;
+} VARIANTS[] = {
+    {"avx2", JUNO_FEAT_AVX2, juno_avx2_quantize, juno_avx2_quantize_rows, juno_avx2_matmul, juno_avx2_repack,
+     juno_avx2_attn_scores_f16, juno_avx2_attn_values_f16},
+    {"avxvnni", JUNO_FEAT_AVXVNNI, juno_avxvnni_quantize, juno_avxvnni_quantize_rows, juno_avxvnni_matmul,
+     juno_avxvnni_repack, juno_avxvnni_attn_scores_f16, juno_avxvnni_attn_values_f16},
+    {"avx512vnni", JUNO_FEAT_AVX512VNNI, juno_avx512vnni_quantize, juno_avx512vnni_quantize_rows, juno_avx512vnni_matmul,
+     juno_avx512vnni_repack, juno_avx512vnni_attn_scores_f16, juno_avx512vnni_attn_values_f16},
 };
 
 
@@ -185,10 +189,21 @@ int main(void) {
                     for (int64_t i = 0; i < batch * cols; i++) x[i] = gauss();
                     float *ref = NULL;
                     for (size_t v = 0; v < sizeof(VARIANTS) / sizeof(VARIANTS[0]); v++) {
-                        if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].m || !VARIANTS[v].p) continue;
+                        if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].qr || !VARIANTS[v].m || !VARIANTS[v].p) continue;
                         void *xq = malloc((size_t)xq_bytes(TYPES[t].id, batch, cols));
                         float *out = malloc((size_t)(batch * rows) * sizeof(float));
                         int rc = VARIANTS[v].q(TYPES[t].id, x, batch, cols, xq);
+                        /* the same bytes from three row ranges, over a buffer of garbage (the sums' padding included) */
+                        int64_t xn = xq_bytes(TYPES[t].id, batch, cols);
+                        uint8_t *xr = malloc((size_t)xn);
+                        memset(xr, 0xAB, (size_t)xn);
+                        int64_t cut1 = batch / 3, cut2 = 2 * batch / 3;
+                        rc |= VARIANTS[v].qr(TYPES[t].id, x, batch, cols, xr, cut2, batch);
+                        rc |= VARIANTS[v].qr(TYPES[t].id, x, batch, cols, xr, 0, cut1);
+                        rc |= VARIANTS[v].qr(TYPES[t].id, x, batch, cols, xr, cut1, cut2);
+                        if (VARIANTS[v].qr(TYPES[t].id, x, batch, cols, xr, 0, batch + 1) != -1) rc |= 64;
+                        if (memcmp(xr, xq, (size_t)xn) != 0) rc |= 128;
+                        free(xr);
                         /* packed Q4_0: groups of 16 rows of cols/32 blocks of 288 bytes, exactly */
                         const uint8_t *wm = w;
                         uint8_t *packed = NULL;

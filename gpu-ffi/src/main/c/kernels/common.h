@@ -222,15 +222,20 @@ static void quantize_q8_k(const float *x, int64_t n, juno_xqk *y, int pair) {
  */
 AI int64_t bpad16(int64_t batch) { return (batch + 15) & ~(int64_t)15; }
 
-static void sums_by_row(const juno_xqk *x, int64_t batch, int64_t nb) {
+/* The sums-by-row entries of activation rows [c0, c1) of the batch; the range that ends the batch zeroes the padding. */
+static void sums_by_row(const juno_xqk *x, int64_t batch, int64_t nb, int64_t c0, int64_t c1) {
     int64_t bp = bpad16(batch);
     float *t = (float *)(x + batch * nb);
-    memset(t, 0, (size_t)(nb * 9 * bp) * sizeof(float));
-    for (int64_t c = 0; c < batch; c++) {
+    for (int64_t c = c0; c < c1; c++) {
         for (int64_t b = 0; b < nb; b++) {
             const juno_xqk *xb = x + c * nb + b;
             for (int j = 0; j < 8; j++) t[(8 * b + j) * bp + c] = (float)(xb->bsums[2 * j] + xb->bsums[2 * j + 1]);
             t[8 * nb * bp + b * bp + c] = xb->d;
+        }
+    }
+    if (c1 == batch) {
+        for (int64_t r = 0; r < 9 * nb; r++) {
+            for (int64_t c = batch; c < bp; c++) t[r * bp + c] = 0.0f;
         }
     }
 }

@@ -54,6 +54,7 @@ public final class CpuBackend implements Backend {
     private final JavaProducts javaProducts;
     private final AttentionJob attention;
     private final RowJob rowJob = new RowJob();
+    private final QuantJob quantJob = new QuantJob();
     private final ExpertJob expertJob;
     private final JavaExpertJob javaExpertJob;
     /**
@@ -271,11 +272,16 @@ public final class CpuBackend implements Backend {
             }
             if (job.xq[i] == null) {
                 job.xq[i] = activationBuffer(i, nat.activationBytes(w.type(), packed, batch, w.cols()));
-                nat.quantize(w.type(), packed, xs, batch, w.cols(), job.xq[i]);
+                if (rowsInParallel(batch) && nat.quantizesRowRanges(w.type(), packed)) {
+                    quantJob.add(w.type(), packed, job.xq[i]);
+                } else {
+                    nat.quantize(w.type(), packed, xs, batch, w.cols(), job.xq[i]);
+                }
             }
             work += (long) w.rows() * w.cols() * batch;
             minRows = Math.min(minRows, w.rows());
         }
+        quantJob.run(xs, batch, w0.cols());
         job.count = n;
         job.batch = batch;
         job.parts = work < PARALLEL_WORK ? 1 : Math.min(pool.threads(), (minRows + 15) / 16);
@@ -904,6 +910,56 @@ public final class CpuBackend implements Backend {
     /** Whether a row-wise step of {@code rows} rows runs on the team: a prompt's rows, with a team to share them. */
     private boolean rowsInParallel(int rows) {
         return rows >= ROW_PARALLEL_ROWS && pool.threads() > 1;
+    }
+
+    /**
+     * A prompt's activations quantized on the team before its products: each thread quantizes a contiguous range of rows
+     * for every weight type the products need ({@link NativeKernels#quantizeRows}), which gives the bytes one call for
+     * the whole batch gives.
+     */
+    private final class QuantJob implements ComputePool.Body {
+        private final GgmlType[] types = new GgmlType[3];
+        private final boolean[] packed = new boolean[3];
+        private final MemorySegment[] buffers = new MemorySegment[3];
+        private int count;
+        private MemorySegment x;
+        private int rows;
+        private int cols;
+
+        void add(GgmlType type, boolean packedType, MemorySegment buffer) {
+            types[count] = type;
+            packed[count] = packedType;
+            buffers[count] = buffer;
+            count++;
+        }
+
+        /** Quantizes what was added, if anything, on the team. */
+        void run(MemorySegment x, int rows, int cols) {
+            if (count == 0) {
+                return;
+            }
+            this.x = x;
+            this.rows = rows;
+            this.cols = cols;
+            try {
+                pool.parallelFor(pool.threads(), this);
+            } finally {
+                java.util.Arrays.fill(types, null);
+                java.util.Arrays.fill(buffers, null);
+                this.x = null;
+                count = 0;
+            }
+        }
+
+        @Override
+        public void run(int chunk, int worker) {
+            int parts = pool.threads();
+            int from = (int) ((long) rows * chunk / parts);
+            int to = (int) ((long) rows * (chunk + 1) / parts);
+            for (int i = 0; i < count; i++) {
+                nat.quantizeRows(types[i], packed[i], x, rows, cols, buffers[i], from, to);
+            }
+        }
     }
 
     /**

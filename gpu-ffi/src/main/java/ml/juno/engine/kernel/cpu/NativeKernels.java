@@ -35,7 +35,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 5;
+    private static final int ABI_VERSION = 6;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -167,8 +167,8 @@ public final class NativeKernels {
             }
             Linker.Option critical = Linker.Option.critical(true);
             ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
-            MethodHandle q = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_quantize"),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, ValueLayout.ADDRESS),
+            MethodHandle q = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_quantize_rows"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j, ValueLayout.ADDRESS, j, j),
                     critical);
             MethodHandle m = linker.downcallHandle(syms.findOrThrow("juno_" + isa + "_matmul"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, j,
@@ -349,13 +349,36 @@ public final class NativeKernels {
      * floats) for weights of {@code type} into {@code xq}, the layout {@link #matmul} reads for a batch of {@code rows}.
      */
     public void quantize(GgmlType type, boolean packed, MemorySegment x, int rows, int cols, MemorySegment xq) {
+        quantizeRows(type, packed, x, rows, cols, xq, 0, rows);
+    }
+
+    /**
+     * Whether {@link #quantizeRows} takes row ranges for weights of {@code type} (packed when {@code packed}): every
+     * layout but Q4_K's AMX tiles, whose activations go in groups of 16 rows.
+     */
+    public boolean quantizesRowRanges(GgmlType type, boolean packed) {
+        return !(packed && packing(type) == Packing.AMX_TILES);
+    }
+
+    /**
+     * As {@link #quantize(GgmlType, boolean, MemorySegment, int, int, MemorySegment)} for rows {@code [r0, r1)} of the
+     * batch of {@code rows} only: they go where, and as, quantizing the whole batch puts them, so ranges quantized on
+     * several threads give the same bytes ({@link #quantizesRowRanges}; otherwise only the whole batch).
+     */
+    public void quantizeRows(GgmlType type, boolean packed, MemorySegment x, int rows, int cols, MemorySegment xq, int r0, int r1) {
         if (!supports(type, cols) || rows < 0 || (long) rows * cols * Float.BYTES > x.byteSize()) {
             throw new IllegalArgumentException("bad activations: " + type + ", " + rows + " rows of " + cols + " in "
                     + x.byteSize() / Float.BYTES + " floats");
         }
+        if (r0 < 0 || r1 < r0 || r1 > rows) {
+            throw new IllegalArgumentException("rows " + r0 + ".." + r1 + " outside a batch of " + rows);
+        }
         boolean tiles = packed && packing(type) == Packing.AMX_TILES;
         if (tiles && !amx()) {
             throw new IllegalArgumentException("no packed Q4_K without AMX");
+        }
+        if (tiles && (r0 != 0 || r1 != rows)) {
+            throw new IllegalArgumentException("Q4_K's AMX activations are quantized for the whole batch only");
         }
         long need = activationBytes(type, packed, rows, cols);
         if (need > xq.byteSize()) {
@@ -367,7 +390,8 @@ public final class NativeKernels {
         int rc;
         try {
             rc = tiles ? (int) amxQuantize.invokeExact(x, (long) rows, (long) cols, xq)
-                    : (int) quantize.invokeExact(CpuTypeTraits.of(type).nativeKernel().id(), x, (long) rows, (long) cols, xq);
+                    : (int) quantize.invokeExact(CpuTypeTraits.of(type).nativeKernel().id(), x, (long) rows, (long) cols, xq,
+                            (long) r0, (long) r1);
         } catch (Throwable t) {
             throw new IllegalStateException("native quantize failed", t);
         }

@@ -228,6 +228,8 @@ class NativeKernelsTest {
         assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, floats(16), 0, 9), "rows past the end");
         assertThrows(IllegalArgumentException.class, () -> k.matmul(m, xq, 2, floats(16), 5, 4), "reversed range");
         assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.IQ4_NL, floats(64), 2, 32, xq));
+        assertThrows(IllegalArgumentException.class, () -> k.quantizeRows(t, false, floats(128), 2, 64, xq, 1, 3), "rows past the batch");
+        assertThrows(IllegalArgumentException.class, () -> k.quantizeRows(t, false, floats(128), 2, 64, xq, 2, 1), "reversed rows");
         // attention: positions outside the cache, short query or score buffers
         MemorySegment keys = Arena.ofAuto().allocate(2L * 4 * 64);
         MemorySegment off = MemorySegment.ofArray(new long[] {0, 64, 128, 192});
