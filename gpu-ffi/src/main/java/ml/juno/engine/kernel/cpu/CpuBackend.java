@@ -953,9 +953,8 @@ public final class CpuBackend implements Backend {
 
         @Override
         public void run(int chunk, int worker) {
-            int parts = pool.threads();
-            int from = (int) ((long) rows * chunk / parts);
-            int to = (int) ((long) rows * (chunk + 1) / parts);
+            int from = share(rows, chunk);
+            int to = share(rows, chunk + 1);
             for (int i = 0; i < count; i++) {
                 nat.quantizeRows(types[i], packed[i], x, rows, cols, buffers[i], from, to);
             }
@@ -974,7 +973,6 @@ public final class CpuBackend implements Backend {
         static final int ADD = 3;
         private int op;
         private int count;
-        private int parts;
         private float[] a;
         private float[] b;
         private float[] c;
@@ -991,21 +989,23 @@ public final class CpuBackend implements Backend {
             this.eps = eps;
             this.width = width;
             this.rope = rope;
-            this.parts = pool.threads();
-            pool.parallelFor(parts, this);
-            this.a = null;
-            this.b = null;
-            this.c = null;
-            this.rope = null;
+            try {
+                pool.parallelFor(pool.threads(), this);
+            } finally {
+                this.a = null;
+                this.b = null;
+                this.c = null;
+                this.rope = null;
+            }
         }
 
         @Override
         public void run(int chunk, int worker) {
-            // the add splits elements at multiples of 16, the rest whole rows
+            // the add splits elements at multiples of 16 (no two threads on one cache line), the rest whole rows
             int unit = op == ADD ? 16 : 1;
             int units = (count + unit - 1) / unit;
-            int from = Math.min(count, (int) ((long) units * chunk / parts) * unit);
-            int to = Math.min(count, (int) ((long) units * (chunk + 1) / parts) * unit);
+            int from = Math.min(count, share(units, chunk) * unit);
+            int to = Math.min(count, share(units, chunk + 1) * unit);
             switch (op) {
                 case RMS_NORM -> rmsNormRows(a, b, eps, c, from, to, width);
                 case ROPE -> ropeRows(a, rope, from, to, b, c);
@@ -1013,6 +1013,11 @@ public final class CpuBackend implements Backend {
                 default -> addRange(a, b, from, to);
             }
         }
+    }
+
+    /** Where part {@code part} of {@code count} items begins when the team splits them in contiguous ranges. */
+    private int share(int count, int part) {
+        return (int) ((long) count * part / pool.threads());
     }
 
     @Override

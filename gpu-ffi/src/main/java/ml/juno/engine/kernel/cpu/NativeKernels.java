@@ -425,16 +425,6 @@ public final class NativeKernels {
     }
 
     /**
-     * {@code s[t] = (q·K_t) · scale} for {@code from <= t <= to} over an F16 cache, bit-identical to
-     * {@code KvCache.dotKey(..) * scale}: key t starts at element {@code off[t] + dim} of {@code keys}; the query is
-     * floats {@code [qOff, qOff + n)} of {@code q}.
-     */
-    public void attentionScores(MemorySegment keys, MemorySegment off, int from, int to, int dim, MemorySegment q, int qOff,
-                                int n, float scale, MemorySegment s) {
-        attentionScores(keys, off, from, to, dim, q, qOff, n, 1, n, scale, s, 0);
-    }
-
-    /**
      * The scores of {@code heads} query heads that share one KV head: for head {@code h < heads}, {@code s[h·sStride + t]
      * = (q_h·K_t) · scale} for {@code from <= t <= to}, the query {@code q_h} floats {@code [qOff + h·qStride, … + n)} of
      * {@code q}; each bit-identical to {@code KvCache.dotKey(..) * scale}. The heads share each key's load and
@@ -452,16 +442,6 @@ public final class NativeKernels {
         } catch (Throwable t) {
             throw new IllegalStateException("native attention failed", t);
         }
-    }
-
-    /**
-     * {@code out[outOff + i] = Σ_t (s[t]·inv)·V_t[i]} in position order over an F16 cache, bit-identical to zeroing
-     * then {@code KvCache.addValue} per position; {@code s[from..to]} is left holding the weights {@code s[t]·inv}. One
-     * head at a time (it allocates the one-float array of the group form): CpuBackend runs head groups.
-     */
-    public void attentionValues(MemorySegment values, MemorySegment off, int from, int to, int dim, MemorySegment s,
-                                float inv, MemorySegment out, int outOff, int n) {
-        attentionValues(values, off, from, to, dim, s, 0, MemorySegment.ofArray(new float[] {inv}), 1, out, outOff, n, n);
     }
 
     /**

@@ -233,13 +233,15 @@ class NativeKernelsTest {
         // attention: positions outside the cache, short query or score buffers
         MemorySegment keys = Arena.ofAuto().allocate(2L * 4 * 64);
         MemorySegment off = MemorySegment.ofArray(new long[] {0, 64, 128, 192});
-        k.attentionScores(keys, off, 0, 3, 0, floats(64), 0, 64, 1f, floats(4));
+        k.attentionScores(keys, off, 0, 3, 0, floats(64), 0, 64, 1, 64, 1f, floats(4), 4);
         assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, MemorySegment.ofArray(new long[] {0, 64, 128, 193}),
-                0, 3, 0, floats(64), 0, 64, 1f, floats(4)), "a position past the cache");
-        assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, off, 0, 3, 0, floats(64), 1, 64, 1f, floats(4)),
+                0, 3, 0, floats(64), 0, 64, 1, 64, 1f, floats(4), 4), "a position past the cache");
+        assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, off, 0, 3, 0, floats(64), 1, 64, 1, 64, 1f, floats(4), 4),
                 "short query");
-        assertThrows(IllegalArgumentException.class, () -> k.attentionValues(keys, off, 0, 3, 0, floats(3), 1f, floats(64), 0, 64),
+        assertThrows(IllegalArgumentException.class, () -> k.attentionValues(keys, off, 0, 3, 0, floats(3), 3, floats(1), 1, floats(64), 0, 64, 64),
                 "short scores");
+        assertThrows(IllegalArgumentException.class, () -> k.attentionScores(keys, off, 0, 3, 0, floats(128), 0, 32, 2, 64, 1f,
+                floats(8), 4), "two heads' queries overlapping");
     }
 
     private static MemorySegment floats(int n) {
