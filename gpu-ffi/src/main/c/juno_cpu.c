@@ -33,12 +33,15 @@
 #include "kernels/zmm.h"
 #include "kernels/zmm_kernels.c"
 #include "kernels/q4_0_x16.c"
+#ifdef JUNO_ZMM
+#include "kernels/q4_k_x16.h"
+#endif
 #include "kernels/attention.c"
 
 /* ---------------------------------------------------------------- the table of per-type facts */
 
 /* How a weight type wants its activations. */
-enum { ACT_Q8_0, ACT_Q8_K_PAIR, ACT_Q8_K_PAIR_SUMS, ACT_Q8_K_NATURAL, ACT_F32, ACT_F16, ACT_BF16 };
+enum { ACT_Q8_0, ACT_Q8_K_PAIR, ACT_Q8_K_PAIR_SUMS, ACT_Q8_K_NATURAL, ACT_Q8_K_GROUPS, ACT_F32, ACT_F16, ACT_BF16 };
 
 typedef void (*rows_fn)(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
                         int64_t ldo, int64_t r0, int64_t r1);
@@ -69,6 +72,9 @@ static const struct {
     {JUNO_Q2_K, ACT_Q8_K_PAIR, 0, (rows_fn)q2_k_rows},
     {JUNO_Q3_K, ACT_Q8_K_PAIR, 0, (rows_fn)q3_k_rows},
     {JUNO_Q4_K, ACT_Q8_K_PAIR_SUMS, 0, BEST(q4_k)},
+#ifdef JUNO_ZMM
+    {JUNO_Q4_K | JUNO_PACKED, ACT_Q8_K_GROUPS, 0, (rows_fn)k16_rows},
+#endif
     {JUNO_Q5_K, ACT_Q8_K_PAIR_SUMS, 0, (rows_fn)q5_k_rows},
     {JUNO_Q6_K, ACT_Q8_K_NATURAL, 0, BEST(q6_k)},
     {JUNO_F32, ACT_F32, 0, BEST(f32)},
@@ -87,12 +93,13 @@ static int type_index(int type) {
 
 /*
  * Quantizes (or rounds) rows [r0, r1) of x ([rows][cols]) into xq, where and as quantize() writes them for the whole
- * batch (for Q4_K/Q5_K with their entries in the sums by row; the range that ends the batch zeroes its padding), so
- * that ranges quantized on several threads give quantize()'s bytes. Returns 0, or -1 for a type it does not know or a
- * range outside [0, rows).
+ * batch (for Q4_K/Q5_K with their entries in the sums by row, for packed Q4_K in their activation group; the range
+ * that ends the batch zeroes the padding), so that ranges quantized on several threads give quantize()'s bytes. A
+ * packed type (JUNO_PACKED) gets the activations its packed kernel takes. Returns 0, or -1 for a type it does not know
+ * or a range outside [0, rows).
  */
 int FN(quantize_rows)(int type, const float *x, int64_t rows, int64_t cols, void *xq, int64_t r0, int64_t r1) {
-    int t = type_index(type & ~JUNO_PACKED);
+    int t = type_index(type);
     if (t < 0 || r0 < 0 || r1 < r0 || r1 > rows) return -1;
     int64_t n = (r1 - r0) * cols;
     const float *xr = x + r0 * cols;
@@ -110,6 +117,11 @@ int FN(quantize_rows)(int type, const float *x, int64_t rows, int64_t cols, void
     case ACT_Q8_K_NATURAL:
         quantize_q8_k(xr, n, (juno_xqk *)xq + r0 * (cols / 256), 0);
         return 0;
+#ifdef JUNO_ZMM
+    case ACT_Q8_K_GROUPS:
+        k16_quantize_rows(x, rows, cols, xq, r0, r1);
+        return 0;
+#endif
     case ACT_F32:
         memcpy((float *)xq + r0 * cols, xr, (size_t)n * sizeof(float));
         return 0;
@@ -146,12 +158,21 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
 
 /*
  * Rearranges rows [0, rows) of weights of this type (row r at w + r*stride) for matmul(type | JUNO_PACKED, ...) into
- * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes). Returns 0, or -1 for a type without a packed form.
+ * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; Q4_K, in the AVX-512 variant only: (rows+15)/16 groups of
+ * cols/256 * sizeof(k16_wblk)). Returns 0, or -1 for a type without a packed form in this variant.
  */
 int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
-    if (type != JUNO_Q4_0) return -1;
-    q4_0_x16_repack(w, stride, rows, cols, dst);
-    return 0;
+    if (type == JUNO_Q4_0) {
+        q4_0_x16_repack(w, stride, rows, cols, dst);
+        return 0;
+    }
+#ifdef JUNO_ZMM
+    if (type == JUNO_Q4_K) {
+        k16_repack(w, stride, rows, cols, dst);
+        return 0;
+    }
+#endif
+    return -1;
 }
 
 /*

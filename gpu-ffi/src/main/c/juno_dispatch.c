@@ -8,7 +8,7 @@
 
 #include "juno_cpu.h"
 
-#define ABI_VERSION 6
+#define ABI_VERSION 7
 
 /* The ABI version of juno_cpu.h this library was built with; Java refuses a library of another version. */
 int juno_abi_version(void) { return ABI_VERSION; }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <immintrin.h>
+#include <math.h>
 
 #include "juno_cpu.h"
 
@@ -59,7 +60,62 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
     {JUNO_Q5_1, "Q5_1", 32, 24, {0, 2}},    {JUNO_Q8_0, "Q8_0", 32, 34, {0, -1}},   {JUNO_Q2_K, "Q2_K", 256, 84, {80, 82}},
     {JUNO_Q3_K, "Q3_K", 256, 110, {108, -1}}, {JUNO_Q4_K, "Q4_K", 256, 144, {0, 2}}, {JUNO_Q5_K, "Q5_K", 256, 176, {0, 2}},
     {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}}, {JUNO_Q4_0 | JUNO_PACKED, "Q4_0 packed", 32, 18, {0, -1}},
+    {JUNO_Q4_K | JUNO_PACKED, "Q4_K packed", 256, 144, {0, 2}},
 };
+
+/* Packed Q4_K (kernels/q4_k_x16.h) is in the AVX-512 variant only; the others refuse it. */
+static int has_type(const char *variant, int id) {
+    return id != (JUNO_Q4_K | JUNO_PACKED) || strcmp(variant, "avx512vnni") == 0;
+}
+
+/* Bytes of the packed weights: groups of 16 rows of cols/32 blocks of 288 bytes (Q4_0), cols/256 of 2432 (Q4_K). */
+static int64_t packed_bytes(int id, int64_t rows, int64_t cols) {
+    return (rows + 15) / 16 * (id == (JUNO_Q4_K | JUNO_PACKED) ? cols / 256 * 2432 : cols / 32 * 288);
+}
+
+/* Scale (min = 0) or min of sub-block j from a Q4_K block's 12 packed bytes at q. */
+static int k4_scale(const uint8_t *q, int j, int min) {
+    if (j < 4) return min ? q[j + 4] & 63 : q[j] & 63;
+    return min ? (q[j + 4] >> 4) | ((q[j] >> 6) << 4) : (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+}
+
+/*
+ * Packed Q4_K's definition (kernels/q4_k_x16.h), in scalar C from the weights as stored and the Q8_K activations in
+ * natural order (quantize of JUNO_Q6_K): out[n*rows + m].
+ */
+static void q4_k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows, int64_t cols, const juno_xqk *xk,
+                                  int64_t batch, float *out) {
+    int64_t nb = cols / 256;
+    for (int64_t n = 0; n < batch; n++) {
+        for (int64_t m = 0; m < rows; m++) {
+            float acc = 0.0f, corr = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + m * rowBytes + b * 144;
+                const juno_xqk *x = xk + n * nb + b;
+                int32_t isum = 0;
+                float ms = 0.0f;
+                for (int j = 0; j < 8; j++) {
+                    int32_t dot = 0, sum = 0;
+                    for (int e = 32 * j; e < 32 * j + 32; e++) {
+                        int i = e % 64;
+                        int q = blk[16 + 32 * (e / 64) + (i & 31)];
+                        dot += (i < 32 ? q & 0xF : q >> 4) * x->q[e];
+                        sum += x->q[e];
+                    }
+                    isum += k4_scale(blk + 4, j, 0) * dot;
+                    float mj = (float)k4_scale(blk + 4, j, 1);
+                    ms = j == 0 ? (float)sum * mj : fmaf((float)sum, mj, ms);
+                }
+                uint16_t h[2];
+                memcpy(h, blk, 4);
+                float d = _cvtsh_ss(h[0]), dmin = _cvtsh_ss(h[1]);
+                acc = fmaf((float)isum, d * x->d, acc);
+                corr = corr + (dmin * x->d) * ms;
+            }
+            out[n * rows + m] = acc - corr;
+        }
+    }
+}
 
 static uint64_t rng = 88172645463325252ull;
 static uint32_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (uint32_t)rng; }
@@ -144,6 +200,8 @@ static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q6_K: return n / 256 * (int64_t)sizeof(juno_xqk);
     case JUNO_Q4_K: case JUNO_Q5_K: /* then the sums by activation row (sums_by_row) */
         return n / 256 * (int64_t)sizeof(juno_xqk) + cols / 256 * 9 * ((rows + 15) / 16 * 16) * 4;
+    case JUNO_Q4_K | JUNO_PACKED: /* groups of 16 rows: 16 x 256 quants, 16 scales, 16 x 8 sums per super-block */
+        return (rows + 15) / 16 * (cols / 256) * 4672;
     default: return n / 32 * (int64_t)sizeof(juno_xq8);
     }
 }
@@ -190,6 +248,15 @@ int main(void) {
                     float *ref = NULL;
                     for (size_t v = 0; v < sizeof(VARIANTS) / sizeof(VARIANTS[0]); v++) {
                         if (!(features & VARIANTS[v].feature) || !VARIANTS[v].q || !VARIANTS[v].qr || !VARIANTS[v].m || !VARIANTS[v].p) continue;
+                        if (!has_type(VARIANTS[v].name, TYPES[t].id)) {
+                            /* a variant without the type refuses it */
+                            uint8_t scratch[64];
+                            if (VARIANTS[v].qr(TYPES[t].id, x, batch, cols, scratch, 0, 0) != -1) {
+                                failed++;
+                                printf("FAIL %s took %s\n", VARIANTS[v].name, TYPES[t].name);
+                            }
+                            continue;
+                        }
                         void *xq = malloc((size_t)xq_bytes(TYPES[t].id, batch, cols));
                         float *out = malloc((size_t)(batch * rows) * sizeof(float));
                         int rc = VARIANTS[v].q(TYPES[t].id, x, batch, cols, xq);
@@ -204,12 +271,12 @@ int main(void) {
                         if (VARIANTS[v].qr(TYPES[t].id, x, batch, cols, xr, 0, batch + 1) != -1) rc |= 64;
                         if (memcmp(xr, xq, (size_t)xn) != 0) rc |= 128;
                         free(xr);
-                        /* packed Q4_0: groups of 16 rows of cols/32 blocks of 288 bytes, exactly */
+                        /* packed weights: exactly their bytes */
                         const uint8_t *wm = w;
                         uint8_t *packed = NULL;
                         if (TYPES[t].id & JUNO_PACKED) {
-                            packed = malloc((size_t)((rows + 15) / 16 * (cols / 32) * 288));
-                            rc |= VARIANTS[v].p(JUNO_Q4_0, w, rowBytes, rows, cols, packed);
+                            packed = malloc((size_t)packed_bytes(TYPES[t].id, rows, cols));
+                            rc |= VARIANTS[v].p(TYPES[t].id & ~JUNO_PACKED, w, rowBytes, rows, cols, packed);
                             wm = packed;
                         }
                         /* two ranges, split at a multiple of 16 as CpuBackend splits rows between workers */
@@ -233,6 +300,22 @@ int main(void) {
                         }
                         free(out);
                         free(xq);
+                    }
+                    if (ref != NULL && TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)) {
+                        /* and the definition's bits */
+                        juno_xqk *xk = malloc((size_t)(batch * cols / 256) * sizeof(juno_xqk));
+                        float *def = malloc((size_t)(batch * rows) * sizeof(float));
+                        int ok = juno_avx2_quantize(JUNO_Q6_K, x, batch, cols, xk) == 0;
+                        q4_k_packed_reference(w, rowBytes, rows, cols, xk, batch, def);
+                        if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
+                            passed++;
+                        } else {
+                            failed++;
+                            printf("FAIL %s definition cols %lld rows %lld batch %lld\n", TYPES[t].name, (long long)cols,
+                                   (long long)rows, (long long)batch);
+                        }
+                        free(def);
+                        free(xk);
                     }
                     free(ref);
                     free(x);

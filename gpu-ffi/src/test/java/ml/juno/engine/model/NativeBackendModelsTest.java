@@ -88,13 +88,13 @@ class NativeBackendModelsTest {
             Path bad = tmp.resolve("corrupt-" + name);
             Files.write(bad, bytes);
             assertTrue(compare(bad, l.kernels()) > 1000, name);
-            packedDifference(bad, l.kernels()); // the packed kernels (Q4_0, AMX Q4_K) on garbage: values, no crash
+            packedDifference(bad, l.kernels()); // the packed kernels (Q4_0, AVX-512 Q4_K) on garbage: values, no crash
         }
     }
 
     /**
-     * Weights repacked for the native kernels (the default: Q4_0 in groups of 16 rows, Q4_K on AMX tiles where the
-     * machine has them) sum each block's integers whole, then multiply once, where the Java backend multiplies partial
+     * Weights repacked for the native kernels (the default: Q4_0 in groups of 16 rows, Q4_K too in the AVX-512
+     * variant) sum each block's integers whole, then multiply once, where the Java backend multiplies partial
      * sums: the logits agree to rounding, not bit for bit. Every model (most have no packed type: then bit for bit).
      */
     @ParameterizedTest(name = "{0}")
@@ -109,12 +109,12 @@ class NativeBackendModelsTest {
         assertTrue(worst < 1e-3, file + ": logits differ by up to " + worst);
     }
 
-    /** Q4_0 and (with AMX) Q4_K models: packing changes some bits, or it is not packing at all. */
+    /** Q4_0 and (AVX-512) Q4_K models: packing changes some bits, or it is not packing at all. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("packedModels")
     void packedWeights_areUsed(String file) throws Exception {
         NativeKernels.Loaded l = NativeKernels.load();
-        if (!l.ok() || (file.contains("Q4_K") && !l.kernels().amx())) {
+        if (!l.ok() || (file.contains("Q4_K") && !l.kernels().isa().equals("avx512vnni"))) {
             return;
         }
         assertTrue(packedDifference(ReferenceCase.modelFile(file), l.kernels()) > 0, file + ": packed gave Java's bits exactly");

@@ -162,7 +162,7 @@ class ExpertStreamingTest {
     }
 
     /**
-     * The native backend packs Q4_K weights on their first product (on AMX) keyed by the matrix: when a slot's memory
+     * The native backend packs Q4_K weights on their first product (AVX-512 variant) keyed by the matrix: when a slot's memory
      * is refilled with another expert and the old matrix is {@link Backend#forget forgotten}, a product over the new
      * matrix gives the other expert's result (the mapped one's bits), not the stale packed copy's, and the packed copies
      * do not pile up however often the memory is refilled.

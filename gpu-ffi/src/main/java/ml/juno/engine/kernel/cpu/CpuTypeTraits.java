@@ -51,8 +51,11 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         NONE,
         /** One row per vector lane ({@code kernels/q4_0_x16.c}), every variant. */
         LANES,
-        /** AMX tiles ({@code juno_amx.c}), where the CPU and the OS allow them; the activations in groups of 16 rows. */
-        AMX_TILES
+        /**
+         * Q4_K super-blocks of 16 rows, one row per lane ({@code kernels/q4_k_x16.h}), the activations in groups of 16
+         * rows too: the AVX-512 variant only, its products on AMX tiles where the CPU and the OS allow them.
+         */
+        K_GROUPS
     }
 
     /** How the native kernels lay out quantized activations: the {@code ACT_*} kinds of {@code juno_cpu.c}. */
@@ -106,7 +109,7 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         TABLE.put(GgmlType.Q3_K, new CpuTypeTraits(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3,
                 new Native(GgmlType.Q3_K.id, xqk, 32, Packing.NONE)));
         TABLE.put(GgmlType.Q4_K, new CpuTypeTraits(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4,
-                new Native(GgmlType.Q4_K.id, NativeActivations.XQK_SUMS, Integer.MAX_VALUE, Packing.AMX_TILES)));
+                new Native(GgmlType.Q4_K.id, NativeActivations.XQK_SUMS, Integer.MAX_VALUE, Packing.K_GROUPS)));
         add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS);
         add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
     }

@@ -35,7 +35,7 @@ import ml.juno.engine.tensor.GgmlType;
 public final class NativeKernels {
     /** Where the build puts the library inside the jar. */
     static final String RESOURCE = "/ml/juno/engine/native/linux-x86_64/libjunocpu.so";
-    private static final int ABI_VERSION = 6;
+    private static final int ABI_VERSION = 7;
     private static final int FEAT_AVX2 = 1;
     private static final int FEAT_AVXVNNI = 2;
     private static final int FEAT_AVX512VNNI = 4;
@@ -56,27 +56,26 @@ public final class NativeKernels {
     private final MethodHandle attnScores;
     private final MethodHandle attnValues;
     private final MethodHandle repack;
-    /** The AMX Q4_K kernels ({@code juno_amx.c}), or {@code null} where the CPU, the OS or the library has none. */
-    private final MethodHandle amxRepack;
-    private final MethodHandle amxQuantize;
+    /** The AMX Q4_K product ({@code juno_amx.c}), or {@code null} where the CPU, the OS or the library has none. */
     private final MethodHandle amxMatmul;
     private static final int FEAT_AMX = 8;
-    /** Bytes of the AMX layouts per 16 rows and super-block: weights ({@code amx_wblk}), activations ({@code amx_xblk}). */
-    private static final int AMX_WEIGHT_BYTES = 2432;
-    private static final int AMX_ACTIVATION_BYTES = 4672;
+    /**
+     * Bytes of packed Q4_K ({@code kernels/q4_k_x16.h}) per 16 rows and super-block: weights ({@code k16_wblk}),
+     * activations ({@code k16_xblk}).
+     */
+    private static final int K16_WEIGHT_BYTES = 2432;
+    private static final int K16_ACTIVATION_BYTES = 4672;
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
     private static final int PACKED = 256;
-    /** Rows per group of packed weights ({@code kernels/q4_0_x16.c}, {@code juno_amx.c}). */
+    /** Rows per group of packed weights ({@code kernels/q4_0_x16.c}, {@code kernels/q4_k_x16.h}). */
     static final int PACK_ROWS = 16;
 
     private NativeKernels(String isa, MethodHandle quantize, MethodHandle matmul, MethodHandle attnScores,
-                          MethodHandle attnValues, MethodHandle repack, MethodHandle[] amx) {
+                          MethodHandle attnValues, MethodHandle repack, MethodHandle amxMatmul) {
         this.isa = isa;
         this.repack = repack;
-        this.amxRepack = amx != null ? amx[0] : null;
-        this.amxQuantize = amx != null ? amx[1] : null;
-        this.amxMatmul = amx != null ? amx[2] : null;
+        this.amxMatmul = amxMatmul;
         this.quantize = quantize;
         this.matmul = matmul;
         this.attnScores = attnScores;
@@ -193,11 +192,11 @@ public final class NativeKernels {
     }
 
     /**
-     * The AMX kernels where the AVX-512 variant runs, the CPU has AMX-INT8 with the OS's tile state, the library has
-     * them and Linux grants this process the tile registers ({@code juno_amx_enable}); {@code -Djuno.native.amx=false}
-     * turns them off. {@code null} otherwise.
+     * The AMX product where the AVX-512 variant runs, the CPU has AMX-INT8 with the OS's tile state, the library has
+     * it and Linux grants this process the tile registers ({@code juno_amx_enable}); {@code -Djuno.native.amx=false}
+     * turns it off (packed Q4_K then runs on AVX-512 vectors: the same bits). {@code null} otherwise.
      */
-    private static MethodHandle[] bindAmx(SymbolLookup syms, Linker linker, String isa, int features) throws Throwable {
+    private static MethodHandle bindAmx(SymbolLookup syms, Linker linker, String isa, int features) throws Throwable {
         if (!isa.equals("avx512vnni") || (features & FEAT_AMX) == 0 || "false".equals(System.getProperty("juno.native.amx"))
                 || syms.find("juno_amx_matmul_q4_k").isEmpty()) {
             return null;
@@ -206,21 +205,28 @@ public final class NativeKernels {
         if ((int) enable.invokeExact() != 0) {
             return null;
         }
-        Linker.Option critical = Linker.Option.critical(true);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
-        ValueLayout.OfInt i = ValueLayout.JAVA_INT;
-        return new MethodHandle[] {
-            linker.downcallHandle(syms.findOrThrow("juno_amx_repack_q4_k"),
-                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, j, j, ValueLayout.ADDRESS)),
-            linker.downcallHandle(syms.findOrThrow("juno_amx_quantize_q4_k"),
-                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, j, ValueLayout.ADDRESS), critical),
-            linker.downcallHandle(syms.findOrThrow("juno_amx_matmul_q4_k"),
-                    FunctionDescriptor.of(i, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j), critical)
-        };
+        return linker.downcallHandle(syms.findOrThrow("juno_amx_matmul_q4_k"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j),
+                Linker.Option.critical(true));
     }
 
     private static Packing packing(GgmlType type) {
         return CpuTypeTraits.of(type).nativeKernel().packing();
+    }
+
+    /** Whether this variant has packed Q4_K ({@code kernels/q4_k_x16.h}): the AVX-512 one, with or without AMX. */
+    private boolean kGroups() {
+        return isa.equals("avx512vnni");
+    }
+
+    /** Whether {@code type}'s packed form exists in this variant. */
+    private boolean hasPacked(GgmlType type) {
+        return switch (packing(type)) {
+            case LANES -> true;
+            case K_GROUPS -> kGroups();
+            case NONE -> false;
+        };
     }
 
     /** Whether Q4_K products run on AMX tiles (after {@link #repack}). */
@@ -329,12 +335,12 @@ public final class NativeKernels {
     }
 
     /**
-     * As {@link #activationBytes(GgmlType, int, int)}, for weights {@link #repack repacked} when {@code packed}: Q4_K
-     * on AMX takes its activations in groups of 16 rows.
+     * As {@link #activationBytes(GgmlType, int, int)}, for weights {@link #repack repacked} when {@code packed}:
+     * packed Q4_K takes its activations in groups of 16 rows.
      */
     public long activationBytes(GgmlType type, boolean packed, int rows, int cols) {
-        if (packed && packing(type) == Packing.AMX_TILES) {
-            return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / type.blockSize) * AMX_ACTIVATION_BYTES;
+        if (packed && packing(type) == Packing.K_GROUPS) {
+            return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / type.blockSize) * K16_ACTIVATION_BYTES;
         }
         return activationBytes(type, rows, cols);
     }
@@ -353,17 +359,9 @@ public final class NativeKernels {
     }
 
     /**
-     * Whether {@link #quantizeRows} takes row ranges for weights of {@code type} (packed when {@code packed}): every
-     * layout but Q4_K's AMX tiles, whose activations go in groups of 16 rows.
-     */
-    public boolean quantizesRowRanges(GgmlType type, boolean packed) {
-        return !(packed && packing(type) == Packing.AMX_TILES);
-    }
-
-    /**
      * As {@link #quantize(GgmlType, boolean, MemorySegment, int, int, MemorySegment)} for rows {@code [r0, r1)} of the
      * batch of {@code rows} only: they go where, and as, quantizing the whole batch puts them, so ranges quantized on
-     * several threads give the same bytes ({@link #quantizesRowRanges}; otherwise only the whole batch).
+     * several threads give the same bytes.
      */
     public void quantizeRows(GgmlType type, boolean packed, MemorySegment x, int rows, int cols, MemorySegment xq, int r0, int r1) {
         if (!supports(type, cols) || rows < 0 || (long) rows * cols * Float.BYTES > x.byteSize()) {
@@ -373,12 +371,8 @@ public final class NativeKernels {
         if (r0 < 0 || r1 < r0 || r1 > rows) {
             throw new IllegalArgumentException("rows " + r0 + ".." + r1 + " outside a batch of " + rows);
         }
-        boolean tiles = packed && packing(type) == Packing.AMX_TILES;
-        if (tiles && !amx()) {
-            throw new IllegalArgumentException("no packed Q4_K without AMX");
-        }
-        if (tiles && (r0 != 0 || r1 != rows)) {
-            throw new IllegalArgumentException("Q4_K's AMX activations are quantized for the whole batch only");
+        if (packed && !hasPacked(type)) {
+            throw new IllegalArgumentException("no packed " + type + " in the " + isa + " kernels");
         }
         long need = activationBytes(type, packed, rows, cols);
         if (need > xq.byteSize()) {
@@ -389,9 +383,8 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = tiles ? (int) amxQuantize.invokeExact(x, (long) rows, (long) cols, xq)
-                    : (int) quantize.invokeExact(CpuTypeTraits.of(type).nativeKernel().id(), x, (long) rows, (long) cols, xq,
-                            (long) r0, (long) r1);
+            int id = CpuTypeTraits.of(type).nativeKernel().id() | (packed ? PACKED : 0);
+            rc = (int) quantize.invokeExact(id, x, (long) rows, (long) cols, xq, (long) r0, (long) r1);
         } catch (Throwable t) {
             throw new IllegalStateException("native quantize failed", t);
         }
@@ -477,8 +470,8 @@ public final class NativeKernels {
      * Bytes {@link #repack} writes for {@code w}, or {@code -1} when its type has no packed form here. Both are groups
      * of 16 rows whose blocks' integer dots are summed whole before one float multiply-add per block, as llama.cpp's
      * repacked and AMX kernels do, so their results are within rounding of the plain kernels', not bit-identical: Q4_0
-     * with one row per vector lane ({@code kernels/q4_0_x16.c}), Q4_K on AMX tiles where {@link #amx} ({@code
-     * juno_amx.c}).
+     * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant), Q4_K in the AVX-512 variant ({@code
+     * kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on vectors, the same bits either way).
      */
     public long packedBytes(WeightMatrix w) {
         if (!supports(w.type(), w.cols())) {
@@ -488,7 +481,7 @@ public final class NativeKernels {
         long blocks = w.cols() / w.type().blockSize;
         return switch (packing(w.type())) {
             case LANES -> groups * blocks * PACK_ROWS * w.type().typeSize;
-            case AMX_TILES -> amx() ? groups * blocks * AMX_WEIGHT_BYTES : -1;
+            case K_GROUPS -> kGroups() ? groups * blocks * K16_WEIGHT_BYTES : -1;
             case NONE -> -1;
         };
     }
@@ -523,8 +516,7 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = packing(w.type()) == Packing.AMX_TILES ? (int) amxRepack.invokeExact(data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst)
-                    : (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
+            rc = (int) repack.invokeExact(w.type().id, data, w.rowStride(), (long) w.rows(), (long) w.cols(), dst);
         } catch (Throwable t) {
             throw new IllegalStateException("native repack failed", t);
         }
@@ -580,7 +572,7 @@ public final class NativeKernels {
         }
         int rc;
         try {
-            rc = packed != null && packing(type) == Packing.AMX_TILES
+            rc = packed != null && packing(type) == Packing.K_GROUPS && amx()
                     ? (int) amxMatmul.invokeExact(data, (long) cols, xq, (long) batch, out, (long) rows, (long) r0, (long) r1)
                     : (int) matmul.invokeExact(id, data, w.rowStride(), (long) cols, xq, (long) batch,
                             out, (long) rows, (long) r0, (long) r1);

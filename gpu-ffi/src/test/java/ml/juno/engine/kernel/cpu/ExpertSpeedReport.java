@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * {@code -Djuno.espeed=MODEL.gguf}; {@code -Djuno.espeed.threads}, {@code -Djuno.espeed.rows} = batch rows, each using
  * the model's top-k of random experts): {@link CpuBackend#experts} (whole experts per worker, weights as stored), the
  * same products one expert after another each split over the threads (weights as stored), and one expert after
- * another through {@link CpuBackend#matmul} (packed copies where the type has them: AMX Q4_K), as before
+ * another through {@link CpuBackend#matmul} (packed copies where the type has them: Q4_K in the AVX-512 variant), as before
  * {@code experts} existed. Prints the best and median time per layer step.
  */
 class ExpertSpeedReport {

@@ -113,7 +113,8 @@ class ResidentWeightsTest {
             for (int on = 0; on < 2; on++) {
                 String before = System.getProperty(ResidentWeights.PROPERTY);
                 System.setProperty(ResidentWeights.PROPERTY, on == 1 ? "true" : "0");
-                try (CpuBackend cpu = new CpuBackend(2, nat)) {
+                // weights as stored (the AVX-512 variant would multiply a packed copy of Q4_K instead)
+                try (CpuBackend cpu = new CpuBackend(2, nat, false)) {
                     out[on] = new float[4 * ROWS];
                     for (int batch : new int[] {1, 4}) {
                         cpu.matmul(w, x, out[on], batch);

@@ -12,22 +12,51 @@ import java.nio.ByteOrder;
 import java.util.Random;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Q4_K products on AMX tiles ({@code juno_amx.c}), where this machine has them: bit for bit what their definition
- * says (per row and super-block the exact integer sum with the sub-block scales, one multiply-add with
- * {@code d·d_x}, the min terms apart), computed here in scalar Java, at every batch size (below four activation rows
- * the same numbers come from vector code instead of tiles, so a row never depends on its batch mates); within
- * rounding of the Java backend; ranges split as the backend splits them; sizes checked before the downcall.
+ * Packed Q4_K ({@code kernels/q4_k_x16.h}: groups of 16 rows, in the AVX-512 variant), on AVX-512 vectors and, where
+ * this machine has them, on AMX tiles ({@code juno_amx.c}): bit for bit what their definition says (per row and
+ * super-block the exact integer sum with the sub-block scales, one multiply-add with {@code d·d_x}, the min terms
+ * apart), computed here in scalar Java, at every batch size, so a row never depends on its batch mates and tiles and
+ * vectors give the same bits; within rounding of the Java backend; ranges split as the backend splits them; sizes
+ * checked before the downcall; the 256-bit variants have no packed Q4_K and stay bit-identical to Java.
  */
-class AmxQ4KTest {
+class PackedQ4KTest {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int[] BATCHES = {1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 33, 64, 127, 128, 130};
 
-    private static NativeKernels amx() {
-        NativeKernels.Loaded l = NativeKernels.load();
-        return l.ok() && l.kernels().amx() ? l.kernels() : null;
+    /**
+     * The kernels with packed Q4_K on this machine: vectors, and AMX tiles where it has them; "none" (null) without the
+     * AVX-512 variant, whose tests then pass at once (packedBytes_andTheJavaBits_withoutAvx512 checks the others).
+     */
+    static Stream<Arguments> packedKernels() {
+        List<Arguments> out = new ArrayList<>();
+        if (!NativeKernels.runnableVariants().contains("avx512vnni")) {
+            return Stream.of(Arguments.of("none", null));
+        }
+        String before = System.getProperty("juno.native.amx");
+        System.setProperty("juno.native.amx", "false");
+        try {
+            out.add(Arguments.of("vectors", NativeKernels.variant("avx512vnni").kernels()));
+        } finally {
+            if (before == null) {
+                System.clearProperty("juno.native.amx");
+            } else {
+                System.setProperty("juno.native.amx", before);
+            }
+        }
+        NativeKernels amx = NativeKernels.variant("avx512vnni").kernels();
+        if (amx.amx()) {
+            out.add(Arguments.of("amx", amx));
+        }
+        return out.stream();
     }
 
     /** Scale ({@code min = false}) or min of sub-block {@code j} from a block's 12 packed bytes at {@code o + 4}. */
@@ -42,7 +71,7 @@ class AmxQ4KTest {
         return min ? (q[j + 4] >> 4) | ((q[j] >> 6) << 4) : (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
     }
 
-    /** The AMX kernels' definition, in scalar Java. */
+    /** The packed kernels' definition, in scalar Java. */
     static float[] definition(WeightMatrix w, float[] x, int batch) {
         return definition(w, x, batch, null);
     }
@@ -100,12 +129,13 @@ class AmxQ4KTest {
         return out;
     }
 
-    @Test
-    void randomBlocks_matchTheDefinitionBitForBit_atEveryBatchSize_andTheJavaBackendWithinRounding() {
-        NativeKernels k = amx();
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("packedKernels")
+    void randomBlocks_matchTheDefinitionBitForBit_atEveryBatchSize_andTheJavaBackendWithinRounding(String how, NativeKernels k) {
         if (k == null) {
-            return; // no AMX here: Q4_K runs the AVX kernels, bit-identical to Java (NativeKernelsTest)
+            return;
         }
+        assertEquals(how.equals("amx"), k.amx());
         try (CpuBackend nat = new CpuBackend(2, k, true); CpuBackend java = new CpuBackend(1, null)) {
             for (int rows : new int[] {1, 5, 16, 37}) {
                 for (int cols : new int[] {256, 768}) {
@@ -115,7 +145,7 @@ class AmxQ4KTest {
                         float[] x = gaussian(batch * cols, 13L * batch + rows);
                         float[] actual = new float[batch * rows];
                         nat.matmul(w, x.clone(), actual, batch);
-                        String what = rows + "x" + cols + ", batch " + batch;
+                        String what = how + " " + rows + "x" + cols + ", batch " + batch;
                         double[] exact = new double[2 * batch * rows];
                         assertBits(definition(w, x, batch, exact), actual, rows, what);
                         float[] j = new float[batch * rows];
@@ -125,9 +155,9 @@ class AmxQ4KTest {
                             // the whole integer sums leave a few float roundings: close to the exact value; the Java
                             // backend's lane sums err more (up to 3e-5 of the terms seen here), so it gets a looser bound
                             assertTrue(Math.abs(actual[i] - exact[i]) <= 1e-6 * magnitude + 1e-7,
-                                    what + " index " + i + ": AMX " + actual[i] + ", exact " + exact[i]);
+                                    what + " index " + i + ": packed " + actual[i] + ", exact " + exact[i]);
                             assertTrue(Math.abs(j[i] - actual[i]) <= 1e-4 * magnitude + 1e-6,
-                                    what + " index " + i + ": Java " + j[i] + ", AMX " + actual[i] + ", terms " + magnitude);
+                                    what + " index " + i + ": Java " + j[i] + ", packed " + actual[i] + ", terms " + magnitude);
                         }
                     }
                 }
@@ -135,10 +165,10 @@ class AmxQ4KTest {
         }
     }
 
-    /** A row's bits do not depend on how many rows share its batch (tiles from four rows, vector code below). */
-    @Test
-    void eachRow_givesTheSameBitsAloneAndInABatch() {
-        NativeKernels k = amx();
+    /** A row's bits do not depend on how many rows share its batch (tiles of 8, 4, 2 or 1 rows; AMX from four). */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("packedKernels")
+    void eachRow_givesTheSameBitsAloneAndInABatch(String how, NativeKernels k) {
         if (k == null) {
             return;
         }
@@ -154,14 +184,15 @@ class AmxQ4KTest {
                 float[] one = new float[rows];
                 float[] xn = java.util.Arrays.copyOfRange(x, n * cols, (n + 1) * cols);
                 nat.matmul(w, xn, one, 1);
-                assertBits(java.util.Arrays.copyOfRange(all, n * rows, (n + 1) * rows), one, rows, "activation row " + n);
+                assertBits(java.util.Arrays.copyOfRange(all, n * rows, (n + 1) * rows), one, rows, how + " activation row " + n);
             }
         }
     }
 
-    @Test
-    void rowRanges_andBadCalls() {
-        NativeKernels k = amx();
+    /** Weight rows split at every multiple of 16, activation rows quantized in ranges: the whole call's bits. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("packedKernels")
+    void rowRanges_andBadCalls(String how, NativeKernels k) {
         if (k == null) {
             return;
         }
@@ -177,12 +208,18 @@ class AmxQ4KTest {
             k.quantize(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols, xq);
             float[] whole = new float[batch * rows];
             k.matmul(w, packed, xq, batch, MemorySegment.ofArray(whole), 0, rows);
-            assertBits(definition(w, x, batch), whole, rows, "whole");
+            assertBits(definition(w, x, batch), whole, rows, how + " whole");
+            MemorySegment ranged = arena.allocate(xq.byteSize(), 64);
+            ranged.fill((byte) 0x5A);
+            for (int[] range : new int[][] {{6, 9}, {0, 2}, {2, 6}}) {
+                k.quantizeRows(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols, ranged, range[0], range[1]);
+            }
+            assertEquals(-1L, xq.mismatch(ranged), "activations quantized in three ranges");
             for (int cut = 16; cut < rows; cut += 16) {
                 float[] parts = new float[batch * rows];
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), 0, cut);
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), cut, rows);
-                assertBits(whole, parts, rows, "cut at " + cut);
+                assertBits(whole, parts, rows, how + " cut at " + cut);
             }
             MemorySegment out = MemorySegment.ofArray(new float[batch * rows]);
             assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq, batch, out, 8, rows), "first row not a multiple of 16");
@@ -190,6 +227,35 @@ class AmxQ4KTest {
             assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq.asSlice(0, 4671), batch, out, 0, rows), "short activations");
             assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols,
                     xq.asSlice(0, 100)), "short activation buffer");
+        }
+    }
+
+    /** The 256-bit variants have no packed Q4_K: they refuse it and give the Java backend's bits. */
+    @Test
+    void packedBytes_andTheJavaBits_withoutAvx512() {
+        int rows = 37;
+        int cols = 512;
+        int batch = 9;
+        WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_K, RandomBlocks.of(GgmlType.Q4_K, rows, cols, 2), rows, cols);
+        float[] x = gaussian(batch * cols, 8);
+        float[] expected = new float[batch * rows];
+        try (CpuBackend java = new CpuBackend(1, null)) {
+            java.matmul(w, x.clone(), expected, batch);
+        }
+        for (String isa : NativeKernels.runnableVariants()) {
+            NativeKernels k = NativeKernels.variant(isa).kernels();
+            if (isa.equals("avx512vnni")) {
+                assertEquals(3L * 2 * 2432, k.packedBytes(w), "three groups of 16 rows, two super-blocks each");
+                continue;
+            }
+            assertEquals(-1L, k.packedBytes(w), isa);
+            assertThrows(IllegalArgumentException.class, () -> k.quantize(GgmlType.Q4_K, true, MemorySegment.ofArray(x), batch, cols,
+                    MemorySegment.ofArray(new byte[1 << 16])), isa + " packed activations");
+            float[] actual = new float[batch * rows];
+            try (CpuBackend nat = new CpuBackend(2, k, true)) {
+                nat.matmul(w, x.clone(), actual, batch);
+            }
+            assertBits(expected, actual, rows, isa + " unpacked Q4_K");
         }
     }
 
