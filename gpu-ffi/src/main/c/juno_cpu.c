@@ -35,6 +35,7 @@
 #include "kernels/q4_0_x16.c"
 #ifdef JUNO_ZMM
 #include "kernels/q4_k_x16.h"
+#include "kernels/q8_0_x16.h"
 #endif
 #include "kernels/attention.c"
 
@@ -69,6 +70,9 @@ static const struct {
     {JUNO_Q5_0, ACT_Q8_0, 16, (rows_fn)q5_0_rows},
     {JUNO_Q5_1, ACT_Q8_0, 0, (rows_fn)q5_1_rows},
     {JUNO_Q8_0, ACT_Q8_0, 128, BEST(q8_0)},
+#ifdef JUNO_ZMM
+    {JUNO_Q8_0 | JUNO_PACKED, ACT_Q8_0, 128, (rows_fn)q8_0_x16_rows},
+#endif
     {JUNO_Q2_K, ACT_Q8_K_PAIR, 0, (rows_fn)q2_k_rows},
     {JUNO_Q3_K, ACT_Q8_K_PAIR, 0, (rows_fn)q3_k_rows},
     {JUNO_Q4_K, ACT_Q8_K_PAIR_SUMS, 0, BEST(q4_k)},
@@ -158,8 +162,8 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
 
 /*
  * Rearranges rows [0, rows) of weights of this type (row r at w + r*stride) for matmul(type | JUNO_PACKED, ...) into
- * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; Q4_K, in the AVX-512 variant only: (rows+15)/16 groups of
- * cols/256 * sizeof(k16_wblk)). Returns 0, or -1 for a type without a packed form in this variant.
+ * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; in the AVX-512 variant only, Q8_0: cols/32 * 544 bytes and
+ * Q4_K: cols/256 * sizeof(k16_wblk) per group). Returns 0, or -1 for a type without a packed form in this variant.
  */
 int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
     if (type == JUNO_Q4_0) {
@@ -169,6 +173,10 @@ int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t
 #ifdef JUNO_ZMM
     if (type == JUNO_Q4_K) {
         k16_repack(w, stride, rows, cols, dst);
+        return 0;
+    }
+    if (type == JUNO_Q8_0) {
+        q8_0_x16_repack(w, stride, rows, cols, dst);
         return 0;
     }
 #endif

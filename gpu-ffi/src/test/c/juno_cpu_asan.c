@@ -60,17 +60,48 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
     {JUNO_Q5_1, "Q5_1", 32, 24, {0, 2}},    {JUNO_Q8_0, "Q8_0", 32, 34, {0, -1}},   {JUNO_Q2_K, "Q2_K", 256, 84, {80, 82}},
     {JUNO_Q3_K, "Q3_K", 256, 110, {108, -1}}, {JUNO_Q4_K, "Q4_K", 256, 144, {0, 2}}, {JUNO_Q5_K, "Q5_K", 256, 176, {0, 2}},
     {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}}, {JUNO_Q4_0 | JUNO_PACKED, "Q4_0 packed", 32, 18, {0, -1}},
-    {JUNO_Q4_K | JUNO_PACKED, "Q4_K packed", 256, 144, {0, 2}},
+    {JUNO_Q4_K | JUNO_PACKED, "Q4_K packed", 256, 144, {0, 2}}, {JUNO_Q8_0 | JUNO_PACKED, "Q8_0 packed", 32, 34, {0, -1}},
 };
 
-/* Packed Q4_K (kernels/q4_k_x16.h) is in the AVX-512 variant only; the others refuse it. */
+/* Packed Q4_K and Q8_0 (kernels/q4_k_x16.h, q8_0_x16.h) are in the AVX-512 variant only; the others refuse them. */
 static int has_type(const char *variant, int id) {
-    return id != (JUNO_Q4_K | JUNO_PACKED) || strcmp(variant, "avx512vnni") == 0;
+    return (id != (JUNO_Q4_K | JUNO_PACKED) && id != (JUNO_Q8_0 | JUNO_PACKED)) || strcmp(variant, "avx512vnni") == 0;
 }
 
-/* Bytes of the packed weights: groups of 16 rows of cols/32 blocks of 288 bytes (Q4_0), cols/256 of 2432 (Q4_K). */
+/* Bytes of the packed weights: groups of 16 rows of cols/32 blocks of 288 bytes (Q4_0) or 544 (Q8_0), cols/256 of
+ * 2432 (Q4_K). */
 static int64_t packed_bytes(int id, int64_t rows, int64_t cols) {
-    return (rows + 15) / 16 * (id == (JUNO_Q4_K | JUNO_PACKED) ? cols / 256 * 2432 : cols / 32 * 288);
+    int64_t per = id == (JUNO_Q4_K | JUNO_PACKED) ? cols / 256 * 2432 : id == (JUNO_Q8_0 | JUNO_PACKED) ? cols / 32 * 544 : cols / 32 * 288;
+    return (rows + 15) / 16 * per;
+}
+
+/*
+ * Packed Q8_0's definition (kernels/q8_0_x16.h), in scalar C from the weights as stored and the activation blocks
+ * (juno_xq8, pair order): per block the exact integer sum, then acc = fma(isum, d_w * d_x, acc).
+ */
+static void q8_0_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows, int64_t cols, const juno_xq8 *x,
+                                  int64_t batch, float *out) {
+    int64_t nb = cols / 32;
+    for (int64_t n = 0; n < batch; n++) {
+        for (int64_t m = 0; m < rows; m++) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + m * rowBytes + b * 34;
+                const juno_xq8 *xb = x + n * nb + b;
+                int32_t isum = 0;
+                for (int i = 0; i < 32; i++) {
+                    /* stored byte i (pair order): lane i/4 holds elements 2L, 2L+1, 16+2L, 17+2L */
+                    int lane = i / 4, t = i % 4;
+                    int e = t < 2 ? 2 * lane + t : 16 + 2 * lane + (t - 2);
+                    isum += (int8_t)blk[2 + e] * xb->q[i];
+                }
+                uint16_t hd;
+                memcpy(&hd, blk, 2);
+                acc = fmaf((float)isum, _cvtsh_ss(hd) * xb->d, acc);
+            }
+            out[n * rows + m] = acc;
+        }
+    }
 }
 
 /* Scale (min = 0) or min of sub-block j from a Q4_K block's 12 packed bytes at q. */
@@ -300,6 +331,22 @@ int main(void) {
                         }
                         free(out);
                         free(xq);
+                    }
+                    if (ref != NULL && TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED)) {
+                        /* and the definition's bits */
+                        juno_xq8 *x8 = malloc((size_t)(batch * cols / 32) * sizeof(juno_xq8));
+                        float *def = malloc((size_t)(batch * rows) * sizeof(float));
+                        int ok = juno_avx2_quantize(JUNO_Q8_0, x, batch, cols, x8) == 0;
+                        q8_0_packed_reference(w, rowBytes, rows, cols, x8, batch, def);
+                        if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
+                            passed++;
+                        } else {
+                            failed++;
+                            printf("FAIL %s definition cols %lld rows %lld batch %lld\n", TYPES[t].name, (long long)cols,
+                                   (long long)rows, (long long)batch);
+                        }
+                        free(def);
+                        free(x8);
                     }
                     if (ref != NULL && TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)) {
                         /* and the definition's bits */

@@ -52,6 +52,11 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         /** One row per vector lane ({@code kernels/q4_0_x16.c}), every variant. */
         LANES,
         /**
+         * One row per 512-bit lane ({@code kernels/q8_0_x16.h}), the AVX-512 variant only; the activations as for the
+         * stored layout.
+         */
+        LANES_AVX512,
+        /**
          * Q4_K super-blocks of 16 rows, one row per lane ({@code kernels/q4_k_x16.h}), the activations in groups of 16
          * rows too: the AVX-512 variant only, its products on AMX tiles where the CPU and the OS allow them.
          */
@@ -103,7 +108,8 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.Q4_1, ActivationFormat.Q8_1, new Q4_1Kernel(), 0, xq8);
         add(GgmlType.Q5_0, ActivationFormat.Q8_0, new Q5_0Kernel(), 0, xq8);
         add(GgmlType.Q5_1, ActivationFormat.Q8_1, new Q5_1Kernel(), 0, xq8);
-        add(GgmlType.Q8_0, ActivationFormat.Q8_0, new Q8_0Kernel(), 8, xq8);
+        TABLE.put(GgmlType.Q8_0, new CpuTypeTraits(GgmlType.Q8_0, ActivationFormat.Q8_0, new Q8_0Kernel(), 8,
+                new Native(GgmlType.Q8_0.id, xq8, Integer.MAX_VALUE, Packing.LANES_AVX512)));
         add(GgmlType.Q2_K, ActivationFormat.Q8_K, new Q2_KKernel(), 4, xqk);
         // the 256-bit variants' Q3_K tile is slower than Java's from 32 rows (docs/performance.md)
         TABLE.put(GgmlType.Q3_K, new CpuTypeTraits(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3,

@@ -215,7 +215,7 @@ public final class NativeKernels {
         return CpuTypeTraits.of(type).nativeKernel().packing();
     }
 
-    /** Whether this variant has packed Q4_K ({@code kernels/q4_k_x16.h}): the AVX-512 one, with or without AMX. */
+    /** Whether this variant has packed Q8_0 and Q4_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}): the AVX-512 one. */
     private boolean kGroups() {
         return isa.equals("avx512vnni");
     }
@@ -224,7 +224,7 @@ public final class NativeKernels {
     private boolean hasPacked(GgmlType type) {
         return switch (packing(type)) {
             case LANES -> true;
-            case K_GROUPS -> kGroups();
+            case LANES_AVX512, K_GROUPS -> kGroups();
             case NONE -> false;
         };
     }
@@ -470,8 +470,9 @@ public final class NativeKernels {
      * Bytes {@link #repack} writes for {@code w}, or {@code -1} when its type has no packed form here. Both are groups
      * of 16 rows whose blocks' integer dots are summed whole before one float multiply-add per block, as llama.cpp's
      * repacked and AMX kernels do, so their results are within rounding of the plain kernels', not bit-identical: Q4_0
-     * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant), Q4_K in the AVX-512 variant ({@code
-     * kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on vectors, the same bits either way).
+     * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant); in the AVX-512 variant, Q8_0 likewise
+     * ({@code kernels/q8_0_x16.h}) and Q4_K ({@code kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on
+     * vectors, the same bits either way).
      */
     public long packedBytes(WeightMatrix w) {
         if (!supports(w.type(), w.cols())) {
@@ -481,6 +482,7 @@ public final class NativeKernels {
         long blocks = w.cols() / w.type().blockSize;
         return switch (packing(w.type())) {
             case LANES -> groups * blocks * PACK_ROWS * w.type().typeSize;
+            case LANES_AVX512 -> kGroups() ? groups * blocks * PACK_ROWS * w.type().typeSize : -1;
             case K_GROUPS -> kGroups() ? groups * blocks * K16_WEIGHT_BYTES : -1;
             case NONE -> -1;
         };

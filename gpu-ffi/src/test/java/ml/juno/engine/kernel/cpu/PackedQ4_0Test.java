@@ -172,8 +172,8 @@ class PackedQ4_0Test {
         NativeKernels k = l.kernels();
         WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q4_0, RandomBlocks.of(GgmlType.Q4_0, 40, 64, 1), 40, 64);
         assertEquals(3L * 2 * 288, k.packedBytes(w), "three groups of 16 rows, two blocks each");
-        WeightMatrix q8 = WeightMatrix.dense("q8", GgmlType.Q8_0, RandomBlocks.of(GgmlType.Q8_0, 4, 64, 1), 4, 64);
-        assertEquals(-1L, k.packedBytes(q8), "Q8_0 has no packed form");
+        WeightMatrix q8 = WeightMatrix.dense("q5", GgmlType.Q5_0, RandomBlocks.of(GgmlType.Q5_0, 4, 64, 1), 4, 64);
+        assertEquals(-1L, k.packedBytes(q8), "Q5_0 has no packed form");
         try (Arena arena = Arena.ofConfined()) {
             assertThrows(IllegalArgumentException.class, () -> k.repack(q8, arena));
             MemorySegment packed = k.repack(w, arena);
