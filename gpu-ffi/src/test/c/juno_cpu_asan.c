@@ -332,12 +332,15 @@ int main(void) {
                         free(out);
                         free(xq);
                     }
-                    if (ref != NULL && TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED)) {
-                        /* and the definition's bits */
-                        juno_xq8 *x8 = malloc((size_t)(batch * cols / 32) * sizeof(juno_xq8));
+                    if (ref != NULL && (TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED) || TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED))) {
+                        /* and the definition's bits, from the activations as the AVX2 variant quantizes them */
+                        int q4k = TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED);
+                        void *xa = malloc((size_t)(q4k ? batch * cols / 256 * (int64_t)sizeof(juno_xqk)
+                                                       : batch * cols / 32 * (int64_t)sizeof(juno_xq8)));
                         float *def = malloc((size_t)(batch * rows) * sizeof(float));
-                        int ok = juno_avx2_quantize(JUNO_Q8_0, x, batch, cols, x8) == 0;
-                        q8_0_packed_reference(w, rowBytes, rows, cols, x8, batch, def);
+                        int ok = juno_avx2_quantize(q4k ? JUNO_Q6_K : JUNO_Q8_0, x, batch, cols, xa) == 0;
+                        if (q4k) q4_k_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
+                        else q8_0_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
                         if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
                             passed++;
                         } else {
@@ -346,23 +349,7 @@ int main(void) {
                                    (long long)rows, (long long)batch);
                         }
                         free(def);
-                        free(x8);
-                    }
-                    if (ref != NULL && TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)) {
-                        /* and the definition's bits */
-                        juno_xqk *xk = malloc((size_t)(batch * cols / 256) * sizeof(juno_xqk));
-                        float *def = malloc((size_t)(batch * rows) * sizeof(float));
-                        int ok = juno_avx2_quantize(JUNO_Q6_K, x, batch, cols, xk) == 0;
-                        q4_k_packed_reference(w, rowBytes, rows, cols, xk, batch, def);
-                        if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
-                            passed++;
-                        } else {
-                            failed++;
-                            printf("FAIL %s definition cols %lld rows %lld batch %lld\n", TYPES[t].name, (long long)cols,
-                                   (long long)rows, (long long)batch);
-                        }
-                        free(def);
-                        free(xk);
+                        free(xa);
                     }
                     free(ref);
                     free(x);

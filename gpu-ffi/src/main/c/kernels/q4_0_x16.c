@@ -64,6 +64,25 @@ AI void x16_store(float *out, __m256 lo, __m256 hi, int n) {
 }
 
 #ifdef JUNO_ZMM
+/*
+ * Block b of nc activation rows (x + c*xs) against the 16 rows of one packed block, the step packed Q4_0 and Q8_0
+ * (kernels/q8_0_x16.h) share: wq[L] holds every row's unsigned quants of activation lane L, dw the rows' scales; per
+ * activation row the block's whole integer sum from osum, then acc = fma(isum, d_w * d_x, acc).
+ */
+AI void x16_block(__m512 *acc, const __m512i *wq, __m512 dw, const juno_xq8 *x, int64_t xs, int64_t b, int nc) {
+    UNROLL for (int c = 0; c < nc; c++) {
+        const juno_xq8 *xb = x + c * xs + b;
+        /* two chains of four: the integer sum is the same in any order */
+        __m512i s0 = _mm512_set1_epi32(xb->osum), s1 = _mm512_setzero_si512();
+        UNROLL for (int l = 0; l < 8; l += 2) {
+            s0 = _mm512_dpbusd_epi32(s0, wq[l], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l)));
+            s1 = _mm512_dpbusd_epi32(s1, wq[l + 1], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l + 4)));
+        }
+        __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xb->d));
+        acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), scale, acc[c]);
+    }
+}
+
 /* One group x nc activation rows: sixteen rows per register, eight lanes of eight quants per block. */
 AI void q4_0_x16_ztile(const uint8_t *g, int64_t nb, const juno_xq8 *x, int64_t xs, int nc, float *out, int64_t ldo,
                        int n) {
@@ -80,17 +99,7 @@ AI void q4_0_x16_ztile(const uint8_t *g, int64_t nb, const juno_xq8 *x, int64_t 
             wq[2 * k] = _mm512_and_si512(raw, m4);
             wq[2 * k + 1] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
         }
-        UNROLL for (int c = 0; c < nc; c++) {
-            const juno_xq8 *xb = x + c * xs + b;
-            /* two chains of four: the integer sum is the same in any order */
-            __m512i s0 = _mm512_set1_epi32(xb->osum), s1 = _mm512_setzero_si512();
-            UNROLL for (int l = 0; l < 8; l += 2) {
-                s0 = _mm512_dpbusd_epi32(s0, wq[l], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l)));
-                s1 = _mm512_dpbusd_epi32(s1, wq[l + 1], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l + 4)));
-            }
-            __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xb->d));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), scale, acc[c]);
-        }
+        x16_block(acc, wq, dw, x, xs, b, nc);
     }
     UNROLL for (int c = 0; c < nc; c++) {
         x16_store(out + c * ldo, _mm512_castps512_ps256(acc[c]), _mm512_extractf32x8_ps(acc[c], 1), n);

@@ -45,17 +45,7 @@ AI void q8_0_x16_ztile(const uint8_t *g, int64_t nb, const juno_xq8 *x, int64_t 
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk));
         __m512i wq[8];
         UNROLL for (int l = 0; l < 8; l++) wq[l] = _mm512_loadu_si512((const void *)(blk + 32 + 64 * l));
-        UNROLL for (int c = 0; c < nc; c++) {
-            const juno_xq8 *xb = x + c * xs + b;
-            /* two chains of four: the integer sum is the same in any order */
-            __m512i s0 = _mm512_set1_epi32(xb->osum), s1 = _mm512_setzero_si512();
-            UNROLL for (int l = 0; l < 8; l += 2) {
-                s0 = _mm512_dpbusd_epi32(s0, wq[l], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l)));
-                s1 = _mm512_dpbusd_epi32(s1, wq[l + 1], _mm512_set1_epi32((int)rd32((const uint8_t *)xb->q + 4 * l + 4)));
-            }
-            __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xb->d));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), scale, acc[c]);
-        }
+        x16_block(acc, wq, dw, x, xs, b, nc);
     }
     UNROLL for (int c = 0; c < nc; c++) {
         x16_store(out + c * ldo, _mm512_castps512_ps256(acc[c]), _mm512_extractf32x8_ps(acc[c], 1), n);

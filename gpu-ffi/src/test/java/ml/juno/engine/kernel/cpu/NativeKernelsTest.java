@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The native kernels against the Java backend, every variant this CPU runs, every weight type: bit for bit, for odd
  * row counts and widths, batches 1 to 130, random and extreme blocks. Q4_0 here in its stored layout; repacked it has
- * numerics of its own (PackedQ4_0Test).
+ * numerics of its own (PackedLanesTest).
  */
 class NativeKernelsTest {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
