@@ -12,8 +12,9 @@
  * F16-rounded scale, Q8_K blocks of 256), integer sums per block in eight 32-bit lanes, one float multiply-add per
  * block with d_w * d_x, the lanes summed in a fixed tree. Lane L of a 32-element block holds elements 2L, 2L+1,
  * 16+2L, 17+2L ("pair order", the Java backend's lanes), except Q6_K, which holds elements 4L..4L+3 (ggml's lanes).
- * Packed Q4_0 (JUNO_PACKED) differs: per row and block the whole integer sum, then one multiply-add, as llama.cpp's
- * repacked Q4_0 kernels do; its results are within rounding of the Java backend's, not bit-identical.
+ * The packed types (JUNO_PACKED) differ: per row and block the whole integer sum, then one multiply-add, as llama.cpp's
+ * repacked Q4_0 kernels do (Q4_K: per super-block, its min terms apart); their results are within rounding of the Java
+ * backend's, not bit-identical.
  */
 #ifndef JUNO_CPU_H
 #define JUNO_CPU_H
@@ -27,8 +28,10 @@ enum {
 };
 
 /*
- * Added to a type id: the weights as juno_<isa>_repack rearranged them (only Q4_0: groups of 16 rows, see
- * kernels/q4_0_x16.c), taken by juno_<isa>_matmul with the same activations as the plain type.
+ * Added to a type id: the weights as juno_<isa>_repack rearranged them in groups of 16 rows (Q4_0 in every variant,
+ * kernels/q4_0_x16.c; Q8_0 and Q4_K in the AVX-512 variant, kernels/q8_0_x16.h and q4_k_x16.h), taken by
+ * juno_<isa>_matmul; quantize_rows with the packed id writes the activations the packed kernel takes (the plain
+ * type's, except packed Q4_K's groups of 16 rows).
  */
 #define JUNO_PACKED 256
 
