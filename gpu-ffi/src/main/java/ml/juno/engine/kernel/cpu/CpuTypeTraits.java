@@ -36,10 +36,6 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
             Objects.requireNonNull(activations, "activations");
             Objects.requireNonNull(packing, "packing");
         }
-
-        Native(GgmlType type, NativeActivations activations) {
-            this(type.id, activations, Integer.MAX_VALUE, Packing.NONE);
-        }
     }
 
     /**
@@ -108,21 +104,26 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.Q4_1, ActivationFormat.Q8_1, new Q4_1Kernel(), 0, xq8);
         add(GgmlType.Q5_0, ActivationFormat.Q8_0, new Q5_0Kernel(), 0, xq8);
         add(GgmlType.Q5_1, ActivationFormat.Q8_1, new Q5_1Kernel(), 0, xq8);
-        TABLE.put(GgmlType.Q8_0, new CpuTypeTraits(GgmlType.Q8_0, ActivationFormat.Q8_0, new Q8_0Kernel(), 8,
-                new Native(GgmlType.Q8_0.id, xq8, Integer.MAX_VALUE, Packing.LANES_AVX512)));
+        add(GgmlType.Q8_0, ActivationFormat.Q8_0, new Q8_0Kernel(), 8, xq8, Packing.LANES_AVX512);
         add(GgmlType.Q2_K, ActivationFormat.Q8_K, new Q2_KKernel(), 4, xqk);
         // the 256-bit variants' Q3_K tile is slower than Java's from 32 rows (docs/performance.md)
         TABLE.put(GgmlType.Q3_K, new CpuTypeTraits(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3,
                 new Native(GgmlType.Q3_K.id, xqk, 32, Packing.NONE)));
-        TABLE.put(GgmlType.Q4_K, new CpuTypeTraits(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4,
-                new Native(GgmlType.Q4_K.id, NativeActivations.XQK_SUMS, Integer.MAX_VALUE, Packing.K_GROUPS)));
+        add(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4, NativeActivations.XQK_SUMS, Packing.K_GROUPS);
         add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS);
         add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
     }
 
     private static void add(GgmlType type, ActivationFormat activation, BlockKernel kernel, int fusedBelow,
                             NativeActivations nativeActivations) {
-        TABLE.put(type, new CpuTypeTraits(type, activation, kernel, fusedBelow, new Native(type, nativeActivations)));
+        add(type, activation, kernel, fusedBelow, nativeActivations, Packing.NONE);
+    }
+
+    /** As the other {@code add}, the native kernels taking the weights in {@code packing} where the variant has it. */
+    private static void add(GgmlType type, ActivationFormat activation, BlockKernel kernel, int fusedBelow,
+                            NativeActivations nativeActivations, Packing packing) {
+        TABLE.put(type, new CpuTypeTraits(type, activation, kernel, fusedBelow,
+                new Native(type.id, nativeActivations, Integer.MAX_VALUE, packing)));
     }
 
     /** Whether the CPU backend computes with weights of {@code type}. */

@@ -215,8 +215,8 @@ public final class NativeKernels {
         return CpuTypeTraits.of(type).nativeKernel().packing();
     }
 
-    /** Whether this variant has packed Q8_0 and Q4_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}): the AVX-512 one. */
-    private boolean kGroups() {
+    /** Whether this is the AVX-512 variant, the one with packed Q8_0 and Q4_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}). */
+    private boolean avx512() {
         return isa.equals("avx512vnni");
     }
 
@@ -224,7 +224,7 @@ public final class NativeKernels {
     private boolean hasPacked(GgmlType type) {
         return switch (packing(type)) {
             case LANES -> true;
-            case LANES_AVX512, K_GROUPS -> kGroups();
+            case LANES_AVX512, K_GROUPS -> avx512();
             case NONE -> false;
         };
     }
@@ -475,17 +475,12 @@ public final class NativeKernels {
      * vectors, the same bits either way).
      */
     public long packedBytes(WeightMatrix w) {
-        if (!supports(w.type(), w.cols())) {
+        if (!supports(w.type(), w.cols()) || !hasPacked(w.type())) {
             return -1;
         }
         long groups = (w.rows() + PACK_ROWS - 1L) / PACK_ROWS;
         long blocks = w.cols() / w.type().blockSize;
-        return switch (packing(w.type())) {
-            case LANES -> groups * blocks * PACK_ROWS * w.type().typeSize;
-            case LANES_AVX512 -> kGroups() ? groups * blocks * PACK_ROWS * w.type().typeSize : -1;
-            case K_GROUPS -> kGroups() ? groups * blocks * K16_WEIGHT_BYTES : -1;
-            case NONE -> -1;
-        };
+        return groups * blocks * (packing(w.type()) == Packing.K_GROUPS ? K16_WEIGHT_BYTES : PACK_ROWS * w.type().typeSize);
     }
 
     /** {@code w} rearranged for {@link #matmul(WeightMatrix, MemorySegment, MemorySegment, int, MemorySegment, int, int)}, in {@code arena}. */

@@ -118,9 +118,10 @@ class PackedLanesTest {
                         float[] j = new float[batch * rows];
                         plain.matmul(w, x.clone(), j, batch);
                         for (int i = 0; i < j.length; i++) {
-                            // the stored layout sums eight lanes per row (Q8_0 from eight rows: float products), so
-                            // the two round differently, at the size of the products
-                            assertTrue(Math.abs(j[i] - actual[i]) <= 1e-5 * magnitude[i] + 1e-7,
+                            // the stored layout sums eight lanes per row, so the two round differently: Q4_0 within
+                            // 1e-5 of the result, Q8_0 (from eight rows float products) at the size of its products
+                            double tol = type == GgmlType.Q4_0 ? 1e-5 * Math.max(1f, Math.abs(j[i])) : 1e-5 * magnitude[i] + 1e-7;
+                            assertTrue(Math.abs(j[i] - actual[i]) <= tol,
                                     what + " index " + i + ": stored layout " + j[i] + ", packed " + actual[i]);
                         }
                     }
