@@ -264,14 +264,31 @@ typedef struct {
             int64_t c = 0;                                                                                             \
             for (; c + (TC) <= batch; c += (TC))                                                                       \
                 NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, TR, TC, out + c * ldo + r, ldo);               \
-            for (; c < batch; c++) NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, TR, 1, out + c * ldo + r, ldo); \
+            TILE_REST_K(batch - c, NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, TR, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
         for (; r < r1; r++) {                                                                                          \
             int64_t c = 0;                                                                                             \
             for (; c + (TC) <= batch; c += (TC))                                                                       \
                 NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, 1, TC, out + c * ldo + r, ldo);                \
-            for (; c < batch; c++) NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo); \
+            TILE_REST_K(batch - c, NAME##_tile(w + r * stride, stride, nb, x + c * nb, nb, 1, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
+    }
+
+/*
+ * The n activation rows left after a batch's whole tiles (n = 1..3, 1..7, 1) as one tile of exactly n rows: the
+ * statement runs with the constant NC_ = n, which it passes as the tile's width, so one decode of the weights serves
+ * every row left, where a tile of one row each decoded them n times (a micro-batch of 3 rows cost as much as 4, one
+ * of 7 as much as 16). The tiles compute every (row, activation) pair alone, so the results are the same bits.
+ */
+#define TILE_REST_CASE(k, ...) case k: { enum { NC_ = k }; __VA_ARGS__; } break;
+#define TILE_REST2(n, ...) switch (n) { TILE_REST_CASE(1, __VA_ARGS__) default: break; }
+#define TILE_REST4(n, ...)                                                                                              \
+    switch (n) { TILE_REST_CASE(3, __VA_ARGS__) TILE_REST_CASE(2, __VA_ARGS__) TILE_REST_CASE(1, __VA_ARGS__) default: break; }
+#define TILE_REST8(n, ...)                                                                                              \
+    switch (n) {                                                                                                       \
+        TILE_REST_CASE(7, __VA_ARGS__) TILE_REST_CASE(6, __VA_ARGS__) TILE_REST_CASE(5, __VA_ARGS__)                  \
+        TILE_REST_CASE(4, __VA_ARGS__) TILE_REST_CASE(3, __VA_ARGS__) TILE_REST_CASE(2, __VA_ARGS__)                  \
+        TILE_REST_CASE(1, __VA_ARGS__) default: break;                                                                 \
     }
 
 #if defined(__AVX512VL__)
@@ -279,11 +296,15 @@ typedef struct {
 #define LC 4 /* legacy tile: activation rows */
 #define KR 4
 #define KC 4
+#define TILE_REST_K TILE_REST4 /* the activation rows after whole KC (LC) tiles */
+_Static_assert(KC == LC && KC == 4, "TILE_REST_K covers the rows after whole tiles of four");
 #else
 #define LR 2
 #define LC 2
 #define KR 2
 #define KC 2
+#define TILE_REST_K TILE_REST2
+_Static_assert(KC == LC && KC == 2, "TILE_REST_K covers the rows after whole tiles of two");
 #endif
 
 #define UNROLL _Pragma("GCC unroll 8")

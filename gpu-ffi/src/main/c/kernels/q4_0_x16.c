@@ -107,6 +107,7 @@ AI void q4_0_x16_ztile(const uint8_t *g, int64_t nb, const juno_xq8 *x, int64_t 
 }
 #define X16_TILE(G, NB, X, XS, NC, OUT, LDO, N) q4_0_x16_ztile(G, NB, X, XS, NC, OUT, LDO, N)
 #define X16_WIDE 8
+#define X16_REST TILE_REST8
 #else
 /*
  * One group x nc activation rows, 256 bits: eight rows per register, the group's two halves one after the other.
@@ -159,6 +160,7 @@ AI void q4_0_x16_ytile(const uint8_t *g, int64_t nb, const juno_xq8 *x, int64_t 
 }
 #define X16_TILE(G, NB, X, XS, NC, OUT, LDO, N) q4_0_x16_ytile(G, NB, X, XS, NC, OUT, LDO, N)
 #define X16_WIDE 4
+#define X16_REST TILE_REST4
 #endif
 
 /*
@@ -174,10 +176,6 @@ static void q4_0_x16_rows(const uint8_t *w, int64_t stride, int64_t cols, const 
         int n = r1 - r < X16_ROWS ? (int)(r1 - r) : X16_ROWS;
         int64_t c = 0;
         for (; c + X16_WIDE <= batch; c += X16_WIDE) X16_TILE(g, nb, x + c * nb, nb, X16_WIDE, out + c * ldo + r, ldo, n);
-#if X16_WIDE > 4
-        for (; c + 4 <= batch; c += 4) X16_TILE(g, nb, x + c * nb, nb, 4, out + c * ldo + r, ldo, n);
-#endif
-        for (; c + 2 <= batch; c += 2) X16_TILE(g, nb, x + c * nb, nb, 2, out + c * ldo + r, ldo, n);
-        for (; c < batch; c++) X16_TILE(g, nb, x + c * nb, nb, 1, out + c * ldo + r, ldo, n);
+        X16_REST(batch - c, X16_TILE(g, nb, x + c * nb, nb, NC_, out + c * ldo + r, ldo, n))
     }
 }

@@ -118,13 +118,11 @@ static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const f
             if (nr == KR) {                                                                                            \
                 for (; c + KC <= batch; c += KC)                                                                       \
                     NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
-                for (; c < batch; c++)                                                                                 \
-                    NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                TILE_REST_K(batch - c, NAME##_tile(wr, stride, nb, x + c * nb, nb, KR, NC_, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp)) \
             } else {                                                                                                   \
                 for (; c + KC <= batch; c += KC)                                                                       \
                     NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, KC, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
-                for (; c < batch; c++)                                                                                 \
-                    NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp); \
+                TILE_REST_K(batch - c, NAME##_tile(wr, stride, nb, x + c * nb, nb, 1, NC_, out + c * ldo + r, ldo, pc ? pc + c : NULL, bp)) \
             }                                                                                                          \
             r += nr;                                                                                                   \
         }                                                                                                              \

@@ -164,8 +164,8 @@ AI void k16_tile(const k16_wblk *g, int64_t nb, const k16_xblk *xa, int row0, in
 
 /*
  * out[n*ldo + m] for weight rows [r0, r1) (r0 a multiple of 16) and activation rows n < batch: w from k16_repack,
- * xq from k16_quantize_rows of the whole batch. Per group of 16 weight rows, the activation rows in tiles of 8, 4,
- * 2 and 1 within each activation group.
+ * xq from k16_quantize_rows of the whole batch. Per group of 16 weight rows, the activation rows in tiles of 8 within
+ * each activation group, then one tile of the rows left.
  */
 static void k16_rows(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
                      int64_t ldo, int64_t r0, int64_t r1) {
@@ -181,9 +181,7 @@ static void k16_rows(const uint8_t *w, int64_t stride, int64_t cols, const void 
             int na = batch - a < K16_ROWS ? (int)(batch - a) : K16_ROWS;
             int c = 0;
             for (; c + 8 <= na; c += 8) k16_tile(g, nb, xa, c, 8, out + (a + c) * ldo + r, ldo, mask);
-            for (; c + 4 <= na; c += 4) k16_tile(g, nb, xa, c, 4, out + (a + c) * ldo + r, ldo, mask);
-            for (; c + 2 <= na; c += 2) k16_tile(g, nb, xa, c, 2, out + (a + c) * ldo + r, ldo, mask);
-            for (; c < na; c++) k16_tile(g, nb, xa, c, 1, out + (a + c) * ldo + r, ldo, mask);
+            TILE_REST8(na - c, k16_tile(g, nb, xa, c, NC_, out + (a + c) * ldo + r, ldo, mask))
         }
     }
 }

@@ -62,8 +62,6 @@ static void q8_0_x16_rows(const uint8_t *w, int64_t stride, int64_t cols, const 
         int n = r1 - r < X16_ROWS ? (int)(r1 - r) : X16_ROWS;
         int64_t c = 0;
         for (; c + 8 <= batch; c += 8) q8_0_x16_ztile(g, nb, x + c * nb, nb, 8, out + c * ldo + r, ldo, n);
-        for (; c + 4 <= batch; c += 4) q8_0_x16_ztile(g, nb, x + c * nb, nb, 4, out + c * ldo + r, ldo, n);
-        for (; c + 2 <= batch; c += 2) q8_0_x16_ztile(g, nb, x + c * nb, nb, 2, out + c * ldo + r, ldo, n);
-        for (; c < batch; c++) q8_0_x16_ztile(g, nb, x + c * nb, nb, 1, out + c * ldo + r, ldo, n);
+        TILE_REST8(batch - c, q8_0_x16_ztile(g, nb, x + c * nb, nb, NC_, out + c * ldo + r, ldo, n))
     }
 }

@@ -209,33 +209,35 @@ AI __m512i q4_0_pair(const uint8_t *a, const uint8_t *b) {
 DEF_LEGACY_Z(q4_0, 18, q4_0_pair, 8)
 DEF_LEGACY_Z(q8_0, 34, q8_0_pair, 0x80)
 
-/* Row pairs through the 512-bit tile, a last odd row through the 256-bit one (the same results). */
+/*
+ * Row pairs through the 512-bit tile, a last odd row through the 256-bit one (the same results). Batches of more
+ * than ZC rows: WP row pairs x eight activation rows, then one tile of the rows left (a batch of 5 to 7 in one tile,
+ * each weight decoded once); up to ZC rows: ZP row pairs x all of them.
+ */
 #define DEF_ZROWS(NAME, XT, NBDIV, WP)                                                                                   \
     static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const XT *x, int64_t batch, float *out,  \
                              int64_t ldo, int64_t r0, int64_t r1) {                                                    \
         int64_t nb = cols / (NBDIV);                                                                                   \
         int64_t r = r0;                                                                                                \
-        if (batch >= ZC_WIDE) {                                                                                        \
+        if (batch > ZC) {                                                                                              \
             for (; r + 2 * (WP) <= r1; r += 2 * (WP)) {                                                                \
                 int64_t c = 0;                                                                                         \
                 for (; c + ZC_WIDE <= batch; c += ZC_WIDE)                                                             \
                     NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, ZC_WIDE, out + c * ldo + r, ldo);     \
-                for (; c + ZC <= batch; c += ZC)                                                                       \
-                    NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, ZC, out + c * ldo + r, ldo);          \
-                for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, 1, out + c * ldo + r, ldo); \
+                TILE_REST8(batch - c, NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, WP, NC_, out + c * ldo + r, ldo)) \
             }                                                                                                          \
         }                                                                                                              \
         for (; r + 2 * ZP <= r1; r += 2 * ZP) {                                                                        \
             int64_t c = 0;                                                                                             \
             for (; c + ZC <= batch; c += ZC)                                                                           \
                 NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo);              \
-            for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo); \
+            TILE_REST4(batch - c, NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, ZP, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
         for (; r + 2 <= r1; r += 2) {                                                                                  \
             int64_t c = 0;                                                                                             \
             for (; c + ZC <= batch; c += ZC)                                                                           \
                 NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo);               \
-            for (; c < batch; c++) NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo); \
+            TILE_REST4(batch - c, NAME##_ztile(w + r * stride, stride, nb, x + c * nb, nb, 1, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
         if (r < r1) NAME##_rows(w, stride, cols, x, batch, out, ldo, r, r1);                                           \
     }
@@ -260,15 +262,11 @@ static void q4_k_zrows(const uint8_t *w, int64_t stride, int64_t cols, const jun
         if (np == ZP) {
             for (; c + ZC <= batch; c += ZC)
                 q4_k_ztile(wr, stride, nb, x + c * nb, nb, ZP, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
-            for (; c < batch; c++)
-                q4_k_ztile(wr, stride, nb, x + c * nb, nb, ZP, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+            TILE_REST4(batch - c, q4_k_ztile(wr, stride, nb, x + c * nb, nb, ZP, NC_, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp))
         } else {
             for (; c + ZC_WIDE <= batch; c += ZC_WIDE)
                 q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, ZC_WIDE, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
-            for (; c + ZC <= batch; c += ZC)
-                q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, ZC, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
-            for (; c < batch; c++)
-                q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, 1, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp);
+            TILE_REST8(batch - c, q4_k_ztile(wr, stride, nb, x + c * nb, nb, 1, NC_, out + c * ldo + r, ldo, cr ? cr + c : NULL, bp))
         }
         r += 2 * np;
     }
@@ -288,7 +286,7 @@ AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
 }
 
 #define FZ_R 6
-#define FZ_C 4
+#define FZ_C 4 /* the rows after whole tiles: TILE_REST4 */
 AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const uint8_t *x, int nr, int nc,
                     float *out, int64_t ldo) {
     __m512 acc[FZ_R][FZ_C];
@@ -410,15 +408,13 @@ AI int float_kblocked(int type, const uint8_t *w, int64_t stride, int64_t cols, 
             int64_t c = 0;                                                                                             \
             for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
                 float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, FZ_R, FZ_C, out + c * ldo + r, ldo);     \
-            for (; c < batch; c++)                                                                                     \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, FZ_R, 1, out + c * ldo + r, ldo);        \
+            TILE_REST4(batch - c, float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, FZ_R, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
         for (; r < r1; r++) {                                                                                          \
             int64_t c = 0;                                                                                             \
             for (; c + FZ_C <= batch; c += FZ_C)                                                                       \
                 float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, 1, FZ_C, out + c * ldo + r, ldo);        \
-            for (; c < batch; c++)                                                                                     \
-                float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, 1, 1, out + c * ldo + r, ldo);           \
+            TILE_REST4(batch - c, float_ztile(TYPE, w + r * stride, stride, cols, x + c * xs, 1, NC_, out + c * ldo + r, ldo)) \
         }                                                                                                              \
     }
 

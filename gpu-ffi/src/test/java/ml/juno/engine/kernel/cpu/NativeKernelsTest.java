@@ -36,7 +36,7 @@ class NativeKernelsTest {
     private static final GgmlType[] TYPES = {GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q4_0, GgmlType.Q4_1,
             GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K,
             GgmlType.Q6_K};
-    private static final int[] BATCHES = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 33, 64, 127, 128, 130};
+    private static final int[] BATCHES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 64, 127, 128, 130};
     private static final CpuBackend JAVA = new CpuBackend(2, null);
     private static final List<CpuBackend> OPEN = new ArrayList<>();
 

@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PackedLanesTest {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final int[] BATCHES = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 33, 64, 127, 128, 130};
+    private static final int[] BATCHES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 64, 127, 128, 130};
 
     /** Every (type, variant with its packed form) on this machine, or (type, "none") where there is none. */
     static Stream<Arguments> cases() {

@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PackedQ4KTest {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final int[] BATCHES = {1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 33, 64, 127, 128, 130};
+    private static final int[] BATCHES = {1, 2, 3, 4, 5, 6, 7, 8, 13, 15, 16, 17, 31, 33, 64, 127, 128, 130};
 
     /**
      * The kernels with packed Q4_K on this machine: vectors, and AMX tiles where it has them; "none" (null) without the
