@@ -94,7 +94,7 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
             ml.juno.engine.model.ShardTensors.requireSplittable(model, n);
         }
         List<ShardAssignment> assignments = config.parallelism() == Parallelism.PIPELINE
-                ? ShardAssignment.pipeline(layerBytes(file, layers), n)
+                ? ShardAssignment.pipeline(layerBytes(file, layers), headBytes(file), n)
                 : ShardAssignment.tensor(layers, n);
         LoadShardRequest base = LoadShardRequest.newBuilder()
                 .setModelPath(engine.modelPath().toAbsolutePath().toString())
@@ -137,6 +137,23 @@ public abstract sealed class ClusterExecutor implements ManagedExecutor permits 
             }
         }
         return bytes;
+    }
+
+    /**
+     * The bytes of the output head the last stage multiplies every logit row by: {@code output.weight}, or the token
+     * embeddings where the model ties them (no {@code output.weight}).
+     */
+    static long headBytes(GgufFile file) {
+        long embeddings = 0;
+        for (GgufTensorInfo t : file.tensors()) {
+            if (t.name().equals(TensorNames.global(TensorNames.OUTPUT))) {
+                return t.byteSize();
+            }
+            if (t.name().equals(TensorNames.global(TensorNames.TOKEN_EMBD))) {
+                embeddings = t.byteSize();
+            }
+        }
+        return embeddings;
     }
 
     /** The shards the nodes serve, in node order. */

@@ -29,11 +29,23 @@ public record LayerRange(int start, int end) {
      * totals are as even as a greedy left-to-right cut can make them.
      */
     public static LayerRange[] balance(long[] layerBytes, int parts) {
+        return balance(layerBytes, 0, parts);
+    }
+
+    /**
+     * As {@link #balance(long[], int)}, where the last range also carries {@code lastBytes} of work that goes with it
+     * (the output head, which the node serving the last layer applies): the earlier ranges take more layers so that
+     * the byte totals, the last one's head included, come out as even as the greedy cut can make them.
+     */
+    public static LayerRange[] balance(long[] layerBytes, long lastBytes, int parts) {
         int n = layerBytes.length;
+        if (lastBytes < 0) {
+            throw new IllegalArgumentException("negative output head size " + lastBytes);
+        }
         if (parts < 1 || parts > n) {
             throw new IllegalArgumentException("cannot split " + n + " layers into " + parts + " parts");
         }
-        long total = 0;
+        long total = lastBytes;
         for (long b : layerBytes) {
             if (b < 0) {
                 throw new IllegalArgumentException("negative layer size " + b);

@@ -24,8 +24,16 @@ public record ShardAssignment(LayerRange layers, int tensorRank, int worldSize) 
 
     /** Contiguous layer blocks balanced by weight bytes, one per node in order. */
     public static List<ShardAssignment> pipeline(long[] layerBytes, int nodes) {
+        return pipeline(layerBytes, 0, nodes);
+    }
+
+    /**
+     * Contiguous layer blocks balanced by weight bytes, one per node in order, the last node's output head ({@code
+     * headBytes}, the matrix it multiplies every logit row by) counted with its layers.
+     */
+    public static List<ShardAssignment> pipeline(long[] layerBytes, long headBytes, int nodes) {
         List<ShardAssignment> out = new ArrayList<>(nodes);
-        for (LayerRange r : LayerRange.balance(layerBytes, nodes)) {
+        for (LayerRange r : LayerRange.balance(layerBytes, headBytes, nodes)) {
             out.add(new ShardAssignment(r, 0, 1));
         }
         return out;

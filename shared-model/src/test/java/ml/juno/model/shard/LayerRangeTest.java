@@ -38,6 +38,21 @@ class LayerRangeTest {
     }
 
     @Test
+    void balance_countsTheHeadWithTheLastPart() {
+        long[] sizes = new long[22];
+        java.util.Arrays.fill(sizes, 27);
+        // TinyLlama Q4_K_M: the Q6_K output head weighs about two layers, so the first stage takes one layer more
+        assertArrayEquals(new LayerRange[] {new LayerRange(0, 12), new LayerRange(12, 22)}, LayerRange.balance(sizes, 54, 2));
+        assertArrayEquals(new LayerRange[] {new LayerRange(0, 11), new LayerRange(11, 22)}, LayerRange.balance(sizes, 0, 2));
+        assertArrayEquals(new LayerRange[] {new LayerRange(0, 8), new LayerRange(8, 16), new LayerRange(16, 22)},
+                LayerRange.balance(sizes, 54, 3));
+        // a head heavier than all the layers still leaves the last part one layer
+        assertArrayEquals(new LayerRange[] {new LayerRange(0, 3), new LayerRange(3, 4)},
+                LayerRange.balance(new long[] {1, 1, 1, 1}, 100, 2));
+        assertThrows(IllegalArgumentException.class, () -> LayerRange.balance(sizes, -1, 2));
+    }
+
+    @Test
     void invalidRangesAndSplits_areRefused() {
         assertThrows(IllegalArgumentException.class, () -> new LayerRange(3, 3));
         assertThrows(IllegalArgumentException.class, () -> new LayerRange(-1, 2));
