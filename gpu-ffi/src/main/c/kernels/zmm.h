@@ -12,7 +12,8 @@
  */
 #define ZP 2
 #define ZC 4
-/* Batches of eight or more: one row pair x eight activation rows (each decode shared by eight, registers still fit). */
+/* Wide tiles: one row pair x eight activation rows (each decode shared by eight, registers still fit), the rows left
+   after them in one tile of their own; DEF_ZROWS from ZC + 1 rows, q4_k_zrows from eight. */
 #define ZC_WIDE 8
 #define ZC_MAX 8
 #define ZP_MAX 4
