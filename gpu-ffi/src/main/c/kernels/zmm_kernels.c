@@ -214,6 +214,7 @@ DEF_LEGACY_Z(q8_0, 34, q8_0_pair, 0x80)
  * than ZC rows: WP row pairs x eight activation rows, then one tile of the rows left (a batch of 5 to 7 in one tile,
  * each weight decoded once); up to ZC rows: ZP row pairs x all of them.
  */
+_Static_assert(ZC == 4 && ZC_WIDE == 8, "the rows after whole tiles go through TILE_REST4 / TILE_REST8");
 #define DEF_ZROWS(NAME, XT, NBDIV, WP)                                                                                   \
     static void NAME##_zrows(const uint8_t *w, int64_t stride, int64_t cols, const XT *x, int64_t batch, float *out,  \
                              int64_t ldo, int64_t r0, int64_t r1) {                                                    \
@@ -286,7 +287,8 @@ AI __m512 load_w16(int type, const uint8_t *row, int64_t i) {
 }
 
 #define FZ_R 6
-#define FZ_C 4 /* the rows after whole tiles: TILE_REST4 */
+#define FZ_C 4
+_Static_assert(FZ_C == 4, "the rows after whole float tiles go through TILE_REST4");
 AI void float_ztile(int type, const uint8_t *w, int64_t stride, int64_t cols, const uint8_t *x, int nr, int nc,
                     float *out, int64_t ldo) {
     __m512 acc[FZ_R][FZ_C];
