@@ -301,10 +301,10 @@ _Static_assert(KC == LC && KC == 4, "TILE_REST_K covers the rows after whole til
 #else
 #define LR 2
 #define LC 2
-#define KR 2
-#define KC 2
-#define TILE_REST_K TILE_REST2
-_Static_assert(KC == LC && KC == 2, "TILE_REST_K covers the rows after whole tiles of two");
+#define KR 1 /* one weight row by four activation rows: the 16 ymm registers hold four accumulators and four lane sums */
+#define KC 4
+#define TILE_REST_K TILE_REST4
+_Static_assert(KC == 4 && LC <= 4, "TILE_REST_K covers the rows after whole tiles of at most four");
 #endif
 
 #define UNROLL _Pragma("GCC unroll 8")
@@ -359,6 +359,24 @@ AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
         mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
     }
 }
+
+/*
+ * The same eight scales and mins in vectors, without a scalar per value (the 6-bit fields taken four bytes at a time):
+ * *s16 holds scale j as 16-bit lane j of both 128-bit halves (scale_at picks one), *mdup the mins, each twice, as
+ * 16-bit lanes (madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1)). q: the 12 packed bytes.
+ */
+AI void k4_scales_vec(const uint8_t *q, __m256i *s16, __m256i *mdup) {
+    uint32_t u0 = rd32(q), u1 = rd32(q + 4), u2 = rd32(q + 8);
+    uint64_t sc = (u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+    uint64_t mn = (u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+    __m128i s = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc));
+    __m128i m = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mn));
+    *s16 = _mm256_broadcastsi128_si256(s);
+    *mdup = _mm256_set_m128i(_mm_unpackhi_epi16(m, m), _mm_unpacklo_epi16(m, m));
+}
+
+/* Scale j (a constant once unrolled) of k4_scales_vec's *s16 in every 16-bit lane: one byte shuffle. */
+AI __m256i scale_at(__m256i s16, int j) { return _mm256_shuffle_epi8(s16, _mm256_set1_epi16((short)(((2 * j + 1) << 8) | (2 * j)))); }
 
 /* Q3_K scale j with its -32 (Q3_KKernel.q3kScale). */
 AI int32_t scale_q3k(const uint8_t *s, int j) {
@@ -415,10 +433,4 @@ AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)
         out[c * ldo + r] = hsum8(acc[r][c]) - ((PC) ? (PC)[r * (BP) + c] : corr[r][c]);                                \
     }
 
-/* Eight 6-bit mins, each twice, as 16-bit lanes: madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1). */
-AI __m256i mins_dup(const int32_t *mn) {
-    return _mm256_setr_epi16((short)mn[0], (short)mn[0], (short)mn[1], (short)mn[1], (short)mn[2], (short)mn[2],
-                             (short)mn[3], (short)mn[3], (short)mn[4], (short)mn[4], (short)mn[5], (short)mn[5],
-                             (short)mn[6], (short)mn[6], (short)mn[7], (short)mn[7]);
-}
 

@@ -8,19 +8,17 @@ AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
     const __m256i m4 = _mm256_set1_epi8(0x0F), h16 = _mm256_set1_epi8(0x10);
     for (int64_t b = 0; b < nb; b++) {
         float d[KR], dmin[KR];
-        int32_t sc[KR][8], mn[KR][8];
-        __m256i mdup[KR], qh[KR];
+        __m256i s16[KR], mdup[KR], qh[KR];
         UNROLL for (int r = 0; r < nr; r++) {
             const uint8_t *blk = w + r * stride + b * 176;
             prefetch_row(blk, 176);
             d[r] = f16_to_f32(rd16(blk));
             dmin[r] = f16_to_f32(rd16(blk + 2));
-            scales_k4(blk + 4, sc[r], mn[r]);
-            mdup[r] = mins_dup(mn[r]);
+            k4_scales_vec(blk + 4, &s16[r], &mdup[r]);
             qh[r] = pair_order(_mm256_loadu_si256((const __m256i *)(blk + 16)));
         }
         K_LANES_ZERO
-        for (int k = 0; k < 4; k++) {
+        UNROLL for (int k = 0; k < 4; k++) {
             __m256i w0[KR], w1[KR];
             const __m256i b0 = _mm256_set1_epi8((char)(1 << (2 * k))), b1 = _mm256_set1_epi8((char)(2 << (2 * k)));
             UNROLL for (int r = 0; r < nr; r++) {
@@ -34,8 +32,8 @@ AI void q5_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                 const int8_t *q = x[c * xs + b].q + 64 * k;
                 __m256i y0 = _mm256_loadu_si256((const __m256i *)q), y1 = _mm256_loadu_si256((const __m256i *)(q + 32));
                 UNROLL for (int r = 0; r < nr; r++) {
-                    lanes[r][c] = dot_scaled(lanes[r][c], w0[r], y0, _mm256_set1_epi16((short)sc[r][2 * k]));
-                    lanes[r][c] = dot_scaled(lanes[r][c], w1[r], y1, _mm256_set1_epi16((short)sc[r][2 * k + 1]));
+                    lanes[r][c] = dot_scaled(lanes[r][c], w0[r], y0, scale_at(s16[r], 2 * k));
+                    lanes[r][c] = dot_scaled(lanes[r][c], w1[r], y1, scale_at(s16[r], 2 * k + 1));
                 }
             }
         }
