@@ -378,15 +378,23 @@ AI void k4_scales_vec(const uint8_t *q, __m256i *s16, __m256i *mdup) {
 /* Scale j (a constant once unrolled) of k4_scales_vec's *s16 in every 16-bit lane: one byte shuffle. */
 AI __m256i scale_at(__m256i s16, int j) { return _mm256_shuffle_epi8(s16, _mm256_set1_epi16((short)(((2 * j + 1) << 8) | (2 * j)))); }
 
-/* Q3_K scale j with its -32 (Q3_KKernel.q3kScale). */
-AI int32_t scale_q3k(const uint8_t *s, int j) {
-    int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
-    int high = (s[8 + (j & 3)] >> (2 * (j >> 2))) & 3;
-    return (low | (high << 4)) - 32;
+
+/*
+ * The sixteen Q3_K scales with their -32 (Q3_KKernel.q3kScale's values) as 16-bit lanes, 0..7 in the low 128 bits and 8..15 in
+ * the high: the 6-bit fields taken four bytes at a time instead of one scalar each. s: the 12 packed bytes.
+ */
+AI __m256i q3k_scales_vec(const uint8_t *s) {
+    const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+    uint32_t a0 = rd32(s), a1 = rd32(s + 4), t = rd32(s + 8);
+    __m128i b = _mm_setr_epi32((int)((a0 & m4) | ((t & m2) << 4)), (int)((a1 & m4) | (((t >> 2) & m2) << 4)),
+                               (int)(((a0 >> 4) & m4) | (((t >> 4) & m2) << 4)), (int)(((a1 >> 4) & m4) | (((t >> 6) & m2) << 4)));
+    return _mm256_sub_epi16(_mm256_cvtepu8_epi16(b), _mm256_set1_epi16(32));
 }
 
-/* Two 16-bit scales alternating per 16-bit lane: the first for even lanes (elements < 16 of a pair-order 32). */
-AI __m256i scale_pair(int32_t a, int32_t b) { return _mm256_set1_epi32((int32_t)((uint32_t)(a & 0xFFFF) | ((uint32_t)b << 16))); }
+/* Scales 2j and 2j+1 of the four pairs in each 128-bit half of s, alternating per 16-bit lane: the first for even lanes
+   (elements < 16 of a pair-order 32), the second for odd (j a constant once unrolled): one byte shuffle. */
+AI __m256i scale_pair_in(__m256i s, int j) { return _mm256_shuffle_epi8(s, _mm256_set1_epi32((int)(0x03020100u + 0x04040404u * (uint32_t)j))); }
+
 
 /*
  * The K-quant kernels: per super-block the eight integer lanes (sub-block scales applied in integers) of every (weight

@@ -7,22 +7,23 @@ AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
     K_TILE_BEGIN
     for (int64_t b = 0; b < nb; b++) {
         float d[KR];
-        int32_t sc[KR][16];
-        __m256i hm[KR];
+        __m256i slo[KR], shi[KR], hm[KR];
         UNROLL for (int r = 0; r < nr; r++) {
             const uint8_t *blk = w + r * stride + b * 110;
             prefetch_row(blk, 110);
             d[r] = f16_to_f32(rd16(blk + 108));
-            for (int j = 0; j < 16; j++) sc[r][j] = scale_q3k(blk + 96, j);
+            __m256i sc16 = q3k_scales_vec(blk + 96);
+            slo[r] = _mm256_permute4x64_epi64(sc16, 0x44); /* scales 0..7 in both 128-bit halves */
+            shi[r] = _mm256_permute4x64_epi64(sc16, 0xEE); /* scales 8..15 */
             hm[r] = pair_order(_mm256_loadu_si256((const __m256i *)blk));
         }
         K_LANES_ZERO
-        for (int n = 0; n < 2; n++) {
+        UNROLL for (int n = 0; n < 2; n++) {
             __m256i raw[KR];
             UNROLL for (int r = 0; r < nr; r++) {
                 raw[r] = pair_order(_mm256_loadu_si256((const __m256i *)(w + r * stride + b * 110 + 32 + 32 * n)));
             }
-            for (int s = 0; s < 4; s++) {
+            UNROLL for (int s = 0; s < 4; s++) {
                 int g = 4 * n + s;
                 const __m256i bit = _mm256_set1_epi8((char)(1 << g));
                 __m256i q[KR], u[KR], sp[KR];
@@ -32,7 +33,7 @@ AI void q3_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
                     __m256i clear = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm[r], bit), bit), _mm256_set1_epi8(4));
                     q[r] = _mm256_sub_epi8(low, clear);
                     u[r] = _mm256_sign_epi8(q[r], q[r]);
-                    sp[r] = scale_pair(sc[r][2 * g], sc[r][2 * g + 1]);
+                    sp[r] = scale_pair_in(g < 4 ? slo[r] : shi[r], g & 3);
                 }
                 UNROLL for (int c = 0; c < nc; c++) {
                     __m256i y = _mm256_loadu_si256((const __m256i *)(x[c * xs + b].q + 32 * g));

@@ -146,7 +146,7 @@ public final class CpuBackend implements Backend {
             }
             return;
         }
-        if (nat != null && nativeTakes(w, batch)) {
+        if (nat != null && nativeTakes(w)) {
             nativeMatmul(w, out, null, null, null, null, x, batch, true);
             return;
         }
@@ -197,8 +197,8 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    private boolean nativeTakes(WeightMatrix w, int batch) {
-        return NativeKernels.supports(w.type(), w.cols()) && !nat.javaFaster(w.type(), batch);
+    private boolean nativeTakes(WeightMatrix w) {
+        return NativeKernels.supports(w.type(), w.cols());
     }
 
     /**
@@ -208,8 +208,8 @@ public final class CpuBackend implements Backend {
     @Override
     public void matmul(WeightMatrix w0, float[] out0, WeightMatrix w1, float[] out1, WeightMatrix w2, float[] out2,
                        float[] x, int batch) {
-        if (nat == null || MatMulEvent.enabled() || !nativeTakes(w0, batch) || !nativeTakes(w1, batch)
-                || (w2 != null && !nativeTakes(w2, batch)) || w1.cols() != w0.cols() || (w2 != null && w2.cols() != w0.cols())) {
+        if (nat == null || MatMulEvent.enabled() || !nativeTakes(w0) || !nativeTakes(w1)
+                || (w2 != null && !nativeTakes(w2)) || w1.cols() != w0.cols() || (w2 != null && w2.cols() != w0.cols())) {
             Backend.super.matmul(w0, out0, w1, out1, w2, out2, x, batch);
             return;
         }
@@ -451,7 +451,7 @@ public final class CpuBackend implements Backend {
         if (events || threads == 1 || (long) rows * threads > total) {
             return true;
         }
-        return nat != null && (!nativeTakes(b.gate(k), rows) || !nativeTakes(b.up(k), rows) || !nativeTakes(b.down(k), rows));
+        return nat != null && (!nativeTakes(b.gate(k)) || !nativeTakes(b.up(k)) || !nativeTakes(b.down(k)));
     }
 
     private void runAlone(ExpertBatch b, int k) {
@@ -587,7 +587,7 @@ public final class CpuBackend implements Backend {
         WeightMatrix gate = b.gate(k);
         WeightMatrix up = b.up(k);
         b.gather(k, b.in);
-        if (!MatMulEvent.enabled() && nativeTakes(gate, rows) && nativeTakes(up, rows) && gate.cols() == up.cols()) {
+        if (!MatMulEvent.enabled() && nativeTakes(gate) && nativeTakes(up) && gate.cols() == up.cols()) {
             nativeMatmul(gate, b.gate, up, b.up, null, null, b.in, rows, false);
         } else {
             unpackedMatmul(gate, b.in, b.gate, rows);
@@ -609,7 +609,7 @@ public final class CpuBackend implements Backend {
 
     /** {@link #matmul} from the weights as stored (no packed copy). */
     private void unpackedMatmul(WeightMatrix w, float[] x, float[] out, int batch) {
-        if (nat == null || !nativeTakes(w, batch)) {
+        if (nat == null || !nativeTakes(w)) {
             matmul(w, x, out, batch); // Java kernels: nothing packed
             return;
         }

@@ -27,11 +27,9 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
      *
      * @param id            the type id the library takes ({@code JUNO_*}, ggml's numbering)
      * @param activations   the layout its activations are quantized into ({@code ACT_*})
-     * @param javaFasterFrom activation rows from which the Java kernels beat the 256-bit variants (AVX2, AVX-VNNI)
-     *                      for this type, measured with NativeSpeedReport; results are bit-identical either way
      * @param packing       the rearranged form the native kernels take its weights in, if any
      */
-    record Native(int id, NativeActivations activations, int javaFasterFrom, Packing packing) {
+    record Native(int id, NativeActivations activations, Packing packing) {
         Native {
             Objects.requireNonNull(activations, "activations");
             Objects.requireNonNull(packing, "packing");
@@ -100,15 +98,13 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.F16, ActivationFormat.F16, new FloatKernel.F16(), 0, NativeActivations.HALVES);
         add(GgmlType.BF16, ActivationFormat.BF16, new FloatKernel.BF16(), 0, NativeActivations.HALVES);
         TABLE.put(GgmlType.Q4_0, new CpuTypeTraits(GgmlType.Q4_0, ActivationFormat.Q8_0, new Q4_0Kernel(), 8,
-                new Native(GgmlType.Q4_0.id, xq8, Integer.MAX_VALUE, Packing.LANES)));
+                new Native(GgmlType.Q4_0.id, xq8, Packing.LANES)));
         add(GgmlType.Q4_1, ActivationFormat.Q8_1, new Q4_1Kernel(), 0, xq8);
         add(GgmlType.Q5_0, ActivationFormat.Q8_0, new Q5_0Kernel(), 0, xq8);
         add(GgmlType.Q5_1, ActivationFormat.Q8_1, new Q5_1Kernel(), 0, xq8);
         add(GgmlType.Q8_0, ActivationFormat.Q8_0, new Q8_0Kernel(), 8, xq8, Packing.LANES_AVX512);
         add(GgmlType.Q2_K, ActivationFormat.Q8_K, new Q2_KKernel(), 4, xqk);
-        // the 256-bit variants' Q3_K tile is slower than Java's from 32 rows (docs/performance.md)
-        TABLE.put(GgmlType.Q3_K, new CpuTypeTraits(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3,
-                new Native(GgmlType.Q3_K.id, xqk, 32, Packing.NONE)));
+        add(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3, xqk);
         add(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4, NativeActivations.XQK_SUMS, Packing.K_GROUPS);
         add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS);
         add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
@@ -123,7 +119,7 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
     private static void add(GgmlType type, ActivationFormat activation, BlockKernel kernel, int fusedBelow,
                             NativeActivations nativeActivations, Packing packing) {
         TABLE.put(type, new CpuTypeTraits(type, activation, kernel, fusedBelow,
-                new Native(type.id, nativeActivations, Integer.MAX_VALUE, packing)));
+                new Native(type.id, nativeActivations, packing)));
     }
 
     /** Whether the CPU backend computes with weights of {@code type}. */

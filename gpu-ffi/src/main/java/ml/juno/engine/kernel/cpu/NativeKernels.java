@@ -309,15 +309,6 @@ public final class NativeKernels {
                 : cols % type.blockSize == 0;
     }
 
-    /**
-     * Whether the Java kernels are faster than this variant for {@code type} at {@code batch} activation rows (the
-     * results are bit-identical either way, so CpuBackend may pick per product): from
-     * {@link CpuTypeTraits.Native#javaFasterFrom} rows on the 256-bit variants; AVX-512 is faster at every batch.
-     */
-    public boolean javaFaster(GgmlType type, int batch) {
-        return batch >= CpuTypeTraits.of(type).nativeKernel().javaFasterFrom() && !isa.equals("avx512vnni");
-    }
-
     /** Bytes {@link #quantize} writes for {@code rows} activation rows of {@code cols} for weights of {@code type}. */
     public static long activationBytes(GgmlType type, int rows, int cols) {
         long n = (long) rows * cols;
