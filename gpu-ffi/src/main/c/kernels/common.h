@@ -378,10 +378,9 @@ AI void k4_scales_vec(const uint8_t *q, __m256i *s16, __m256i *mdup) {
 /* Scale j (a constant once unrolled) of k4_scales_vec's *s16 in every 16-bit lane: one byte shuffle. */
 AI __m256i scale_at(__m256i s16, int j) { return _mm256_shuffle_epi8(s16, _mm256_set1_epi16((short)(((2 * j + 1) << 8) | (2 * j)))); }
 
-
 /*
- * The sixteen Q3_K scales with their -32 (Q3_KKernel.q3kScale's values) as 16-bit lanes, 0..7 in the low 128 bits and 8..15 in
- * the high: the 6-bit fields taken four bytes at a time instead of one scalar each. s: the 12 packed bytes.
+ * The sixteen Q3_K scales with their -32 (Q3_KKernel.q3kScale's values) as 16-bit lanes, 0..7 in the low 128 bits
+ * and 8..15 in the high: the 6-bit fields taken four bytes at a time instead of one scalar each. s: the 12 packed bytes.
  */
 AI __m256i q3k_scales_vec(const uint8_t *s) {
     const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
@@ -394,7 +393,6 @@ AI __m256i q3k_scales_vec(const uint8_t *s) {
 /* Scales 2j and 2j+1 of the four pairs in each 128-bit half of s, alternating per 16-bit lane: the first for even lanes
    (elements < 16 of a pair-order 32), the second for odd (j a constant once unrolled): one byte shuffle. */
 AI __m256i scale_pair_in(__m256i s, int j) { return _mm256_shuffle_epi8(s, _mm256_set1_epi32((int)(0x03020100u + 0x04040404u * (uint32_t)j))); }
-
 
 /*
  * The K-quant kernels: per super-block the eight integer lanes (sub-block scales applied in integers) of every (weight

@@ -118,7 +118,7 @@ static void k4_corrections(const uint8_t *w, int64_t stride, int64_t nb, const f
         float corr[KR * bp];                                                                                           \
         for (int64_t r = r0; r < r1;) {                                                                                \
             int nr = r + KR <= r1 ? KR : 1;                                                                            \
-            const float *pc = batch >= K4_PC_FROM ? corr : NULL;                                                                \
+            const float *pc = batch >= K4_PC_FROM ? corr : NULL;                                                       \
             if (pc) k4_corrections(w + r * stride, stride, nb, t, bp, nr, BYTES, corr);                              \
             int64_t c = 0;                                                                                             \
             const uint8_t *wr = w + r * stride;                                                                        \
