@@ -360,15 +360,29 @@ AI void scales_k4(const uint8_t *q, int32_t *sc, int32_t *mn) {
     }
 }
 
+/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (Q4_KKernel.minsK4). */
+AI uint64_t k4_min_bytes(const uint8_t *q) {
+    uint32_t u1 = rd32(q + 4), u2 = rd32(q + 8);
+    uint32_t mlo = u1 & 0x3f3f3f3fu;
+    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    return mlo | (uint64_t)mhi << 32;
+}
+
+/* The packed 6-bit scales and mins of a Q4_K/Q5_K super-block as eight bytes each (Q4_KKernel.scalesK4/minsK4). */
+AI void k4_bytes(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
+    uint32_t u0 = rd32(q), u2 = rd32(q + 8);
+    *sc = (u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+    *mn = k4_min_bytes(q);
+}
+
 /*
- * The same eight scales and mins in vectors, without a scalar per value (the 6-bit fields taken four bytes at a time):
+ * The same eight scales and mins in vectors, without a scalar per value (k4_bytes: four bytes at a time):
  * *s16 holds scale j as 16-bit lane j of both 128-bit halves (scale_at picks one), *mdup the mins, each twice, as
  * 16-bit lanes (madd with the sixteen sums of 16 gives m_j*(S_2j + S_2j+1)). q: the 12 packed bytes.
  */
 AI void k4_scales_vec(const uint8_t *q, __m256i *s16, __m256i *mdup) {
-    uint32_t u0 = rd32(q), u1 = rd32(q + 4), u2 = rd32(q + 8);
-    uint64_t sc = (u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
-    uint64_t mn = (u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+    uint64_t sc, mn;
+    k4_bytes(q, &sc, &mn);
     __m128i s = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc));
     __m128i m = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mn));
     *s16 = _mm256_broadcastsi128_si256(s);

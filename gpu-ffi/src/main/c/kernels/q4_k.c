@@ -38,14 +38,6 @@ AI void q4_k_tile(const uint8_t *w, int64_t stride, int64_t nb, const juno_xqk *
     K_TILE_END_MINS(pc, bp)
 }
 
-/* The packed 6-bit mins of a Q4_K/Q5_K super-block as eight bytes (Q4_KKernel.minsK4). */
-AI uint64_t k4_min_bytes(const uint8_t *q) {
-    uint32_t u1 = rd32(q + 4), u2 = rd32(q + 8);
-    uint32_t mlo = u1 & 0x3f3f3f3fu;
-    uint32_t mhi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
-    return mlo | (uint64_t)mhi << 32;
-}
-
 /* The vectors of the min-term pre-pass: 16 activation rows at once where the variant has 512-bit registers. */
 #if defined(__AVX512F__)
 #define MT_W 16

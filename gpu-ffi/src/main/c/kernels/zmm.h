@@ -40,11 +40,4 @@ AI __m512 halves_ps(float a, float b) {
 AI float hsum8_lo(__m512 v) { return hsum8(_mm512_castps512_ps256(v)); }
 AI float hsum8_hi(__m512 v) { return hsum8(_mm512_extractf32x8_ps(v, 1)); }
 
-/* The packed 6-bit scales and mins of a Q4_K/Q5_K super-block as eight bytes each (Q4_KKernel.scalesK4/minsK4). */
-AI void k4_bytes(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
-    uint32_t u0 = rd32(q), u2 = rd32(q + 8);
-    *sc = (u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
-    *mn = k4_min_bytes(q);
-}
-
 #endif
