@@ -80,6 +80,9 @@ static const struct {
     {JUNO_Q4_K | JUNO_PACKED, ACT_Q8_K_GROUPS, 0, (rows_fn)k16_rows},
 #endif
     {JUNO_Q5_K, ACT_Q8_K_PAIR_SUMS, 0, (rows_fn)q5_k_rows},
+#ifdef JUNO_ZMM
+    {JUNO_Q5_K | JUNO_PACKED, ACT_Q8_K_GROUPS, 0, (rows_fn)k5_rows},
+#endif
     {JUNO_Q6_K, ACT_Q8_K_NATURAL, 0, BEST(q6_k)},
     {JUNO_F32, ACT_F32, 0, BEST(f32)},
     {JUNO_F16, ACT_F16, 0, BEST(f16)},
@@ -97,10 +100,10 @@ static int type_index(int type) {
 
 /*
  * Quantizes (or rounds) rows [r0, r1) of x ([rows][cols]) into xq, where and as quantize() writes them for the whole
- * batch (for Q4_K/Q5_K with their entries in the sums by row, for packed Q4_K in their activation group; the range
- * that ends the batch zeroes the padding), so that ranges quantized on several threads give quantize()'s bytes. A
- * packed type (JUNO_PACKED) gets the activations its packed kernel takes. Returns 0, or -1 for a type it does not know
- * or a range outside [0, rows).
+ * batch (for Q4_K/Q5_K with their entries in the sums by row, for packed Q4_K and Q5_K in their activation group;
+ * the range that ends the batch zeroes the padding), so that ranges quantized on several threads give quantize()'s
+ * bytes. A packed type (JUNO_PACKED) gets the activations its packed kernel takes. Returns 0, or -1 for a type it
+ * does not know or a range outside [0, rows).
  */
 int FN(quantize_rows)(int type, const float *x, int64_t rows, int64_t cols, void *xq, int64_t r0, int64_t r1) {
     int t = type_index(type);
@@ -162,8 +165,9 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
 
 /*
  * Rearranges rows [0, rows) of weights of this type (row r at w + r*stride) for matmul(type | JUNO_PACKED, ...) into
- * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; in the AVX-512 variant only, Q8_0: cols/32 * 544 bytes and
- * Q4_K: cols/256 * sizeof(k16_wblk) per group). Returns 0, or -1 for a type without a packed form in this variant.
+ * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; in the AVX-512 variant only, Q8_0: cols/32 * 544 bytes,
+ * Q4_K: cols/256 * sizeof(k16_wblk) and Q5_K: cols/256 * sizeof(k5_wblk) per group). Returns 0, or -1 for a type
+ * without a packed form in this variant.
  */
 int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
     if (type == JUNO_Q4_0) {
@@ -177,6 +181,10 @@ int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t
     }
     if (type == JUNO_Q8_0) {
         q8_0_x16_repack(w, stride, rows, cols, dst);
+        return 0;
+    }
+    if (type == JUNO_Q5_K) {
+        k5_repack(w, stride, rows, cols, dst);
         return 0;
     }
 #endif

@@ -13,7 +13,7 @@
  * block with d_w * d_x, the lanes summed in a fixed tree. Lane L of a 32-element block holds elements 2L, 2L+1,
  * 16+2L, 17+2L ("pair order", the Java backend's lanes), except Q6_K, which holds elements 4L..4L+3 (ggml's lanes).
  * The packed types (JUNO_PACKED) differ: per row and block the whole integer sum, then one multiply-add, as llama.cpp's
- * repacked Q4_0 kernels do (Q4_K: per super-block, its min terms apart); their results are within rounding of the Java
+ * repacked Q4_0 kernels do (Q4_K, Q5_K: per super-block, its min terms apart); their results are within rounding of the Java
  * backend's, not bit-identical.
  */
 #ifndef JUNO_CPU_H

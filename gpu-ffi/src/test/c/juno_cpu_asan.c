@@ -61,17 +61,22 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
     {JUNO_Q3_K, "Q3_K", 256, 110, {108, -1}}, {JUNO_Q4_K, "Q4_K", 256, 144, {0, 2}}, {JUNO_Q5_K, "Q5_K", 256, 176, {0, 2}},
     {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}}, {JUNO_Q4_0 | JUNO_PACKED, "Q4_0 packed", 32, 18, {0, -1}},
     {JUNO_Q4_K | JUNO_PACKED, "Q4_K packed", 256, 144, {0, 2}}, {JUNO_Q8_0 | JUNO_PACKED, "Q8_0 packed", 32, 34, {0, -1}},
+    {JUNO_Q5_K | JUNO_PACKED, "Q5_K packed", 256, 176, {0, 2}},
 };
 
-/* Packed Q4_K and Q8_0 (kernels/q4_k_x16.h, q8_0_x16.h) are in the AVX-512 variant only; the others refuse them. */
+/* Packed Q4_K, Q5_K and Q8_0 (kernels/q4_k_x16.h, q8_0_x16.h) are in the AVX-512 variant only; the others refuse them. */
 static int has_type(const char *variant, int id) {
-    return (id != (JUNO_Q4_K | JUNO_PACKED) && id != (JUNO_Q8_0 | JUNO_PACKED)) || strcmp(variant, "avx512vnni") == 0;
+    return (id != (JUNO_Q4_K | JUNO_PACKED) && id != (JUNO_Q5_K | JUNO_PACKED) && id != (JUNO_Q8_0 | JUNO_PACKED))
+           || strcmp(variant, "avx512vnni") == 0;
 }
 
 /* Bytes of the packed weights: groups of 16 rows of cols/32 blocks of 288 bytes (Q4_0) or 544 (Q8_0), cols/256 of
- * 2432 (Q4_K). */
+ * 2432 (Q4_K) or 2944 (Q5_K). */
 static int64_t packed_bytes(int id, int64_t rows, int64_t cols) {
-    int64_t per = id == (JUNO_Q4_K | JUNO_PACKED) ? cols / 256 * 2432 : id == (JUNO_Q8_0 | JUNO_PACKED) ? cols / 32 * 544 : cols / 32 * 288;
+    int64_t per = id == (JUNO_Q4_K | JUNO_PACKED)   ? cols / 256 * 2432
+                  : id == (JUNO_Q5_K | JUNO_PACKED) ? cols / 256 * 2944
+                  : id == (JUNO_Q8_0 | JUNO_PACKED) ? cols / 32 * 544
+                                                    : cols / 32 * 288;
     return (rows + 15) / 16 * per;
 }
 
@@ -111,17 +116,17 @@ static int k4_scale(const uint8_t *q, int j, int min) {
 }
 
 /*
- * Packed Q4_K's definition (kernels/q4_k_x16.h), in scalar C from the weights as stored and the Q8_K activations in
- * natural order (quantize of JUNO_Q6_K): out[n*rows + m].
+ * Packed Q4_K's (five = 0) or Q5_K's (five = 1) definition (kernels/q4_k_x16.h), in scalar C from the weights as
+ * stored and the Q8_K activations in natural order (quantize of JUNO_Q6_K): out[n*rows + m].
  */
-static void q4_k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows, int64_t cols, const juno_xqk *xk,
-                                  int64_t batch, float *out) {
+static void k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows, int64_t cols, const juno_xqk *xk,
+                               int64_t batch, float *out, int five) {
     int64_t nb = cols / 256;
     for (int64_t n = 0; n < batch; n++) {
         for (int64_t m = 0; m < rows; m++) {
             float acc = 0.0f, corr = 0.0f;
             for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *blk = w + m * rowBytes + b * 144;
+                const uint8_t *blk = w + m * rowBytes + b * (five ? 176 : 144);
                 const juno_xqk *x = xk + n * nb + b;
                 int32_t isum = 0;
                 float ms = 0.0f;
@@ -129,8 +134,10 @@ static void q4_k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t ro
                     int32_t dot = 0, sum = 0;
                     for (int e = 32 * j; e < 32 * j + 32; e++) {
                         int i = e % 64;
-                        int q = blk[16 + 32 * (e / 64) + (i & 31)];
-                        dot += (i < 32 ? q & 0xF : q >> 4) * x->q[e];
+                        int q = blk[(five ? 48 : 16) + 32 * (e / 64) + (i & 31)];
+                        int quant = i < 32 ? q & 0xF : q >> 4;
+                        if (five) quant |= (blk[16 + (i & 31)] >> (2 * (e / 64) + (i >= 32)) & 1) << 4;
+                        dot += quant * x->q[e];
                         sum += x->q[e];
                     }
                     isum += k4_scale(blk + 4, j, 0) * dot;
@@ -232,6 +239,7 @@ static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     case JUNO_Q4_K: case JUNO_Q5_K: /* then the sums by activation row (sums_by_row) */
         return n / 256 * (int64_t)sizeof(juno_xqk) + cols / 256 * 9 * ((rows + 15) / 16 * 16) * 4;
     case JUNO_Q4_K | JUNO_PACKED: /* groups of 16 rows: 16 x 256 quants, 16 scales, 16 x 8 sums per super-block */
+    case JUNO_Q5_K | JUNO_PACKED:
         return (rows + 15) / 16 * (cols / 256) * 4672;
     default: return n / 32 * (int64_t)sizeof(juno_xq8);
     }
@@ -332,14 +340,15 @@ int main(void) {
                         free(out);
                         free(xq);
                     }
-                    if (ref != NULL && (TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED) || TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED))) {
+                    if (ref != NULL && (TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED) || TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)
+                                        || TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED))) {
                         /* and the definition's bits, from the activations as the AVX2 variant quantizes them */
-                        int q4k = TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED);
+                        int q4k = TYPES[t].id != (JUNO_Q8_0 | JUNO_PACKED); /* a packed K-quant */
                         void *xa = malloc((size_t)(q4k ? batch * cols / 256 * (int64_t)sizeof(juno_xqk)
                                                        : batch * cols / 32 * (int64_t)sizeof(juno_xq8)));
                         float *def = malloc((size_t)(batch * rows) * sizeof(float));
                         int ok = juno_avx2_quantize(q4k ? JUNO_Q6_K : JUNO_Q8_0, x, batch, cols, xa) == 0;
-                        if (q4k) q4_k_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
+                        if (q4k) k_packed_reference(w, rowBytes, rows, cols, xa, batch, def, TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED));
                         else q8_0_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
                         if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
                             passed++;

@@ -3,6 +3,8 @@
  * (juno_amx.c) and the AVX-512 VNNI vectors here both take. The AVX-512 variant's repack(JUNO_Q4_K) writes the
  * weights, its quantize_rows(JUNO_Q4_K | JUNO_PACKED) the activations (in groups of 16 rows as well) and its
  * matmul(JUNO_Q4_K | JUNO_PACKED) multiplies them without AMX; juno_amx_matmul_q4_k multiplies the same bytes on tiles.
+ * Q5_K packs the same way with its fifth bits after each block (k5_wblk; vectors only), its quants 0..31 in the same
+ * products and the same numerics, the activations those of packed Q4_K.
  *
  * Numerics, per weight row m and activation row n (not the Java backend's lanes; within rounding of it, and the same
  * bits from tiles and from vectors, at every batch size):
@@ -27,6 +29,16 @@ typedef struct {
     uint16_t dmin[16];   /* F16 dmin, per m */
 } k16_wblk;
 
+/*
+ * Q5_K weights: the Q4_K group block of the quants' low four bits (off from the five-bit quants), then their fifth
+ * bits: qh[j][4m+t] bit 2c that of q_m[32j+8c+t] (the low nibble of chunk c's byte 4m+t), bit 2c+1 that of
+ * q_m[32j+8c+4+t] (its high nibble).
+ */
+typedef struct {
+    k16_wblk k;
+    uint8_t qh[8][64];
+} k5_wblk;
+
 /* Activations: per group of 16 rows (rows past the batch are zero) and super-block. */
 typedef struct {
     uint8_t q[16][256]; /* q_x + 128, natural order, per activation row */
@@ -41,15 +53,27 @@ static int k16_quant(const uint8_t *blk, int e) {
     return i < 32 ? qs[i] & 0xF : qs[i - 32] >> 4;
 }
 
-/* Rows [0, rows) of Q4_K weights (row r at w + r*stride) into groups of 16 at dst. */
-static void k16_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
+/* Q5_K element e (0..255) of a block: Q4_K's nibble (from qs at 48) and the fifth bit from qh at 16. */
+static int k5_quant(const uint8_t *blk, int e) {
+    const uint8_t *qs = blk + 48 + 32 * (e / 64);
+    int i = e % 64;
+    int low = i < 32 ? qs[i] & 0xF : qs[i - 32] >> 4;
+    return low | (blk[16 + (i & 31)] >> (2 * (e / 64) + (i >= 32)) & 1) << 4;
+}
+
+/* Rows [0, rows) of Q4_K weights (five = 0) or Q5_K weights (five = 1), row r at w + r*stride, into groups of 16 at dst. */
+static void kx_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst, int five) {
     int64_t nb = cols / 256;
-    k16_wblk *o = (k16_wblk *)dst;
+    size_t bytes = five ? sizeof(k5_wblk) : sizeof(k16_wblk);
+    int64_t in = five ? 176 : 144;
     for (int64_t g = 0; g < (rows + K16_ROWS - 1) / K16_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++, o++) {
-            memset(o, 0, sizeof(*o));
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *ob = dst + (size_t)(g * nb + b) * bytes;
+            k16_wblk *o = (k16_wblk *)ob;
+            uint8_t(*qh)[64] = five ? ((k5_wblk *)ob)->qh : NULL;
+            memset(ob, 0, bytes);
             for (int m = 0; m < K16_ROWS && g * K16_ROWS + m < rows; m++) {
-                const uint8_t *blk = w + (g * K16_ROWS + m) * stride + b * 144;
+                const uint8_t *blk = w + (g * K16_ROWS + m) * stride + b * in;
                 int32_t sc[8], mn[8];
                 scales_k4(blk + 4, sc, mn);
                 o->d[m] = rd16(blk);
@@ -61,8 +85,11 @@ static void k16_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t c
                     int32_t qsum = 0;
                     for (int c = 0; c < 4; c++) {
                         for (int t = 0; t < 4; t++) {
-                            int lo = k16_quant(blk, 32 * j + 8 * c + t), hi = k16_quant(blk, 32 * j + 8 * c + 4 + t);
-                            o->q[j][c][4 * m + t] = (uint8_t)(lo | hi << 4);
+                            int e = 32 * j + 8 * c + t;
+                            int lo = five ? k5_quant(blk, e) : k16_quant(blk, e);
+                            int hi = five ? k5_quant(blk, e + 4) : k16_quant(blk, e + 4);
+                            o->q[j][c][4 * m + t] = (uint8_t)((lo & 0xF) | (hi & 0xF) << 4);
+                            if (five) qh[j][4 * m + t] |= (uint8_t)((lo >> 4) << (2 * c) | (hi >> 4) << (2 * c + 1));
                             qsum += lo + hi;
                         }
                     }
@@ -72,6 +99,14 @@ static void k16_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t c
             }
         }
     }
+}
+
+static void k16_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
+    kx_repack(w, stride, rows, cols, dst, 0);
+}
+
+static void k5_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
+    kx_repack(w, stride, rows, cols, dst, 1);
 }
 
 /*
@@ -108,28 +143,38 @@ static void k16_quantize_rows(const float *x, int64_t rows, int64_t cols, void *
     }
 }
 
+/* v shifted left by s bits (right by -s), in 16-bit lanes: a byte's bit 4 comes from its own bits for |s| <= 4 (left) or 3 (right). */
+AI __m512i shift16(__m512i v, int s) { return s >= 0 ? _mm512_slli_epi16(v, (unsigned)s) : _mm512_srli_epi16(v, (unsigned)-s); }
+
 /*
  * One group of 16 weight rows x nc activation rows n0..n0+nc-1 of one activation group (vpdpbusd of the unsigned
  * activation quants, broadcast, with the weight quants of 16 rows): the exact isum of every (row, activation) pair
- * per super-block, then the float steps of the definition above. Each weight decode serves the nc rows.
+ * per super-block, then the float steps of the definition above. Each weight decode serves the nc rows. g: the
+ * group's blocks, bytes apart (k16_wblk, or k5_wblk when five: each quant's fifth bit put in as its bit 4).
  */
-AI void k16_tile(const k16_wblk *g, int64_t nb, const k16_xblk *xa, int row0, int nc, float *out, int64_t ldo,
-                 __mmask16 mask) {
+AI void kx_tile(const uint8_t *g, size_t bytes, int five, int64_t nb, const k16_xblk *xa, int row0, int nc, float *out,
+                int64_t ldo, __mmask16 mask) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i m16 = _mm512_set1_epi8(0x10);
     __m512 acc[8], corr[8];
     UNROLL for (int c = 0; c < nc; c++) acc[c] = corr[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const k16_wblk *k = g + b;
+        const k16_wblk *k = (const k16_wblk *)(g + (size_t)b * bytes);
         const k16_xblk *x = xa + b;
-        prefetch_row((const uint8_t *)k, (int)sizeof(k16_wblk));
+        prefetch_row((const uint8_t *)k, (int)bytes);
         __m512i isum[8];
         UNROLL for (int c = 0; c < nc; c++) isum[c] = _mm512_setzero_si512();
         for (int j = 0; j < 8; j++) {
             __m512i wq[8];
+            __m512i h = five ? _mm512_loadu_si512((const void *)((const k5_wblk *)k)->qh[j]) : _mm512_setzero_si512();
             UNROLL for (int ch = 0; ch < 4; ch++) {
                 __m512i v = _mm512_loadu_si512((const void *)k->q[j][ch]);
                 wq[2 * ch] = _mm512_and_si512(v, m4);
                 wq[2 * ch + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                if (five) { /* A | (B & C): the fifth bits (2ch and 2ch+1 of each byte) moved to bit 4 */
+                    wq[2 * ch] = _mm512_ternarylogic_epi32(wq[2 * ch], shift16(h, 4 - 2 * ch), m16, 0xF8);
+                    wq[2 * ch + 1] = _mm512_ternarylogic_epi32(wq[2 * ch + 1], shift16(h, 3 - 2 * ch), m16, 0xF8);
+                }
             }
             __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)k->sc[j]));
             UNROLL for (int c = 0; c < nc; c++) {
@@ -163,25 +208,37 @@ AI void k16_tile(const k16_wblk *g, int64_t nb, const k16_xblk *xa, int row0, in
 }
 
 /*
- * out[n*ldo + m] for weight rows [r0, r1) (r0 a multiple of 16) and activation rows n < batch: w from k16_repack,
- * xq from k16_quantize_rows of the whole batch. Per group of 16 weight rows, the activation rows in tiles of 8 within
- * each activation group, then one tile of the rows left.
+ * out[n*ldo + m] for weight rows [r0, r1) (r0 a multiple of 16) and activation rows n < batch: w from kx_repack with
+ * the same five, xq from k16_quantize_rows of the whole batch. Per group of 16 weight rows, the activation rows in
+ * tiles of 8 within each activation group, then one tile of the rows left.
  */
-static void k16_rows(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
-                     int64_t ldo, int64_t r0, int64_t r1) {
-    (void)stride;
+AI void kx_rows(const uint8_t *w, int64_t cols, const void *xq, int64_t batch, float *out, int64_t ldo, int64_t r0,
+                int64_t r1, int five) {
     int64_t nb = cols / 256;
+    size_t bytes = five ? sizeof(k5_wblk) : sizeof(k16_wblk);
     const k16_xblk *xb = (const k16_xblk *)xq;
     for (int64_t r = r0; r < r1; r += K16_ROWS) {
-        const k16_wblk *g = (const k16_wblk *)w + (r / K16_ROWS) * nb;
+        const uint8_t *g = w + (size_t)(r / K16_ROWS) * nb * bytes;
         int valid = r1 - r < K16_ROWS ? (int)(r1 - r) : K16_ROWS;
         __mmask16 mask = (__mmask16)((1u << valid) - 1u);
         for (int64_t a = 0; a < batch; a += K16_ROWS) {
             const k16_xblk *xa = xb + (a / K16_ROWS) * nb;
             int na = batch - a < K16_ROWS ? (int)(batch - a) : K16_ROWS;
             int c = 0;
-            for (; c + 8 <= na; c += 8) k16_tile(g, nb, xa, c, 8, out + (a + c) * ldo + r, ldo, mask);
-            TILE_REST8(na - c, k16_tile(g, nb, xa, c, NC_, out + (a + c) * ldo + r, ldo, mask))
+            for (; c + 8 <= na; c += 8) kx_tile(g, bytes, five, nb, xa, c, 8, out + (a + c) * ldo + r, ldo, mask);
+            TILE_REST8(na - c, kx_tile(g, bytes, five, nb, xa, c, NC_, out + (a + c) * ldo + r, ldo, mask))
         }
     }
+}
+
+static void k16_rows(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
+                     int64_t ldo, int64_t r0, int64_t r1) {
+    (void)stride;
+    kx_rows(w, cols, xq, batch, out, ldo, r0, r1, 0);
+}
+
+static void k5_rows(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
+                    int64_t ldo, int64_t r0, int64_t r1) {
+    (void)stride;
+    kx_rows(w, cols, xq, batch, out, ldo, r0, r1, 1);
 }

@@ -54,7 +54,12 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
          * Q4_K super-blocks of 16 rows, one row per lane ({@code kernels/q4_k_x16.h}), the activations in groups of 16
          * rows too: the AVX-512 variant only, its products on AMX tiles where the CPU and the OS allow them.
          */
-        K_GROUPS
+        K_GROUPS,
+        /**
+         * Q5_K as {@link #K_GROUPS}, each block followed by its quants' fifth bits ({@code kernels/q4_k_x16.h}
+         * {@code k5_wblk}), the activations as packed Q4_K's: the AVX-512 variant only, on vectors (no AMX form).
+         */
+        K5_GROUPS
     }
 
     /** How the native kernels lay out quantized activations: the {@code ACT_*} kinds of {@code juno_cpu.c}. */
@@ -106,7 +111,7 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.Q2_K, ActivationFormat.Q8_K, new Q2_KKernel(), 4, xqk);
         add(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3, xqk);
         add(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4, NativeActivations.XQK_SUMS, Packing.K_GROUPS);
-        add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS);
+        add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS, Packing.K5_GROUPS);
         add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
     }
 

@@ -60,10 +60,11 @@ public final class NativeKernels {
     private final MethodHandle amxMatmul;
     private static final int FEAT_AMX = 8;
     /**
-     * Bytes of packed Q4_K ({@code kernels/q4_k_x16.h}) per 16 rows and super-block: weights ({@code k16_wblk}),
-     * activations ({@code k16_xblk}).
+     * Bytes of packed Q4_K and Q5_K ({@code kernels/q4_k_x16.h}) per 16 rows and super-block: weights ({@code k16_wblk},
+     * {@code k5_wblk}), activations ({@code k16_xblk}, the same for both).
      */
     private static final int K16_WEIGHT_BYTES = 2432;
+    private static final int K5_WEIGHT_BYTES = 2944;
     private static final int K16_ACTIVATION_BYTES = 4672;
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
@@ -215,7 +216,7 @@ public final class NativeKernels {
         return CpuTypeTraits.of(type).nativeKernel().packing();
     }
 
-    /** Whether this is the AVX-512 variant, the one with packed Q8_0 and Q4_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}). */
+    /** Whether this is the AVX-512 variant, the one with packed Q8_0, Q4_K and Q5_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}). */
     private boolean avx512() {
         return isa.equals("avx512vnni");
     }
@@ -224,7 +225,7 @@ public final class NativeKernels {
     private boolean hasPacked(GgmlType type) {
         return switch (packing(type)) {
             case LANES -> true;
-            case LANES_AVX512, K_GROUPS -> avx512();
+            case LANES_AVX512, K_GROUPS, K5_GROUPS -> avx512();
             case NONE -> false;
         };
     }
@@ -327,10 +328,10 @@ public final class NativeKernels {
 
     /**
      * As {@link #activationBytes(GgmlType, int, int)}, for weights {@link #repack repacked} when {@code packed}:
-     * packed Q4_K takes its activations in groups of 16 rows.
+     * packed Q4_K and Q5_K take their activations in groups of 16 rows.
      */
     public long activationBytes(GgmlType type, boolean packed, int rows, int cols) {
-        if (packed && packing(type) == Packing.K_GROUPS) {
+        if (packed && (packing(type) == Packing.K_GROUPS || packing(type) == Packing.K5_GROUPS)) {
             return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / type.blockSize) * K16_ACTIVATION_BYTES;
         }
         return activationBytes(type, rows, cols);
@@ -462,8 +463,8 @@ public final class NativeKernels {
      * of 16 rows whose blocks' integer dots are summed whole before one float multiply-add per block, as llama.cpp's
      * repacked and AMX kernels do, so their results are within rounding of the plain kernels', not bit-identical: Q4_0
      * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant); in the AVX-512 variant, Q8_0 likewise
-     * ({@code kernels/q8_0_x16.h}) and Q4_K ({@code kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on
-     * vectors, the same bits either way).
+     * ({@code kernels/q8_0_x16.h}), Q4_K ({@code kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on
+     * vectors, the same bits either way) and Q5_K (the same form with the fifth bits, on vectors).
      */
     public long packedBytes(WeightMatrix w) {
         if (!supports(w.type(), w.cols()) || !hasPacked(w.type())) {
@@ -471,7 +472,11 @@ public final class NativeKernels {
         }
         long groups = (w.rows() + PACK_ROWS - 1L) / PACK_ROWS;
         long blocks = w.cols() / w.type().blockSize;
-        return groups * blocks * (packing(w.type()) == Packing.K_GROUPS ? K16_WEIGHT_BYTES : PACK_ROWS * w.type().typeSize);
+        return groups * blocks * switch (packing(w.type())) {
+            case K_GROUPS -> K16_WEIGHT_BYTES;
+            case K5_GROUPS -> K5_WEIGHT_BYTES;
+            default -> PACK_ROWS * w.type().typeSize;
+        };
     }
 
     /** {@code w} rearranged for {@link #matmul(WeightMatrix, MemorySegment, MemorySegment, int, MemorySegment, int, int)}, in {@code arena}. */
