@@ -343,12 +343,12 @@ int main(void) {
                     if (ref != NULL && (TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED) || TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)
                                         || TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED))) {
                         /* and the definition's bits, from the activations as the AVX2 variant quantizes them */
-                        int q4k = TYPES[t].id != (JUNO_Q8_0 | JUNO_PACKED); /* a packed K-quant */
-                        void *xa = malloc((size_t)(q4k ? batch * cols / 256 * (int64_t)sizeof(juno_xqk)
+                        int kq = TYPES[t].id != (JUNO_Q8_0 | JUNO_PACKED); /* a packed K-quant */
+                        void *xa = malloc((size_t)(kq ? batch * cols / 256 * (int64_t)sizeof(juno_xqk)
                                                        : batch * cols / 32 * (int64_t)sizeof(juno_xq8)));
                         float *def = malloc((size_t)(batch * rows) * sizeof(float));
-                        int ok = juno_avx2_quantize(q4k ? JUNO_Q6_K : JUNO_Q8_0, x, batch, cols, xa) == 0;
-                        if (q4k) k_packed_reference(w, rowBytes, rows, cols, xa, batch, def, TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED));
+                        int ok = juno_avx2_quantize(kq ? JUNO_Q6_K : JUNO_Q8_0, x, batch, cols, xa) == 0;
+                        if (kq) k_packed_reference(w, rowBytes, rows, cols, xa, batch, def, TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED));
                         else q8_0_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
                         if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
                             passed++;

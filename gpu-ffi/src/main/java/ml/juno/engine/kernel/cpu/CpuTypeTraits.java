@@ -59,7 +59,12 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
          * Q5_K as {@link #K_GROUPS}, each block followed by its quants' fifth bits ({@code kernels/q4_k_x16.h}
          * {@code k5_wblk}), the activations as packed Q4_K's: the AVX-512 variant only, on vectors (no AMX form).
          */
-        K5_GROUPS
+        K5_GROUPS;
+
+        /** Whether the packed kernel takes its activations in groups of 16 rows too ({@code k16_xblk}). */
+        boolean activationGroups() {
+            return this == K_GROUPS || this == K5_GROUPS;
+        }
     }
 
     /** How the native kernels lay out quantized activations: the {@code ACT_*} kinds of {@code juno_cpu.c}. */

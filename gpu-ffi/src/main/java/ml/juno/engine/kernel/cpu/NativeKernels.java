@@ -331,7 +331,7 @@ public final class NativeKernels {
      * packed Q4_K and Q5_K take their activations in groups of 16 rows.
      */
     public long activationBytes(GgmlType type, boolean packed, int rows, int cols) {
-        if (packed && (packing(type) == Packing.K_GROUPS || packing(type) == Packing.K5_GROUPS)) {
+        if (packed && packing(type).activationGroups()) {
             return (rows + PACK_ROWS - 1L) / PACK_ROWS * (cols / type.blockSize) * K16_ACTIVATION_BYTES;
         }
         return activationBytes(type, rows, cols);

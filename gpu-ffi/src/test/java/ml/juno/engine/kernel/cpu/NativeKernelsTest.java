@@ -13,7 +13,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import ml.juno.engine.kernel.Backend;
@@ -138,7 +137,7 @@ class NativeKernelsTest {
             MemorySegment w = RandomBlocks.of(t, rows, cols, 1000 + cols);
             WeightMatrix m = WeightMatrix.dense("w", t, w, rows, cols);
             for (int batch : BATCHES) {
-                compare(nat, m, gaussian(batch * cols, 7L * batch + cols), batch, isa + " " + t + " " + cols + " cols");
+                compare(nat, m, RandomBlocks.activations(batch * cols, 7L * batch + cols), batch, isa + " " + t + " " + cols + " cols");
             }
         }
     }
@@ -196,15 +195,6 @@ class NativeKernelsTest {
                         + ": Java " + expected[i] + ", native " + actual[i]);
             }
         }
-    }
-
-    private static float[] gaussian(int n, long seed) {
-        Random r = new Random(seed);
-        float[] x = new float[n];
-        for (int i = 0; i < n; i++) {
-            x[i] = (float) (r.nextGaussian() * (i % 7 == 0 ? 4 : 1));
-        }
-        return x;
     }
 
     /** Every size is checked before the downcall: a bad call is a Java exception, never a native crash. */

@@ -3,13 +3,11 @@ package ml.juno.engine.kernel.cpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.util.Random;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
 import java.util.ArrayList;
@@ -154,12 +152,12 @@ class PackedKQuantsTest {
                 for (int cols : new int[] {256, 768}) {
                     WeightMatrix w = WeightMatrix.dense("w", type, RandomBlocks.of(type, rows, cols, rows * 7 + cols), rows, cols);
                     for (int batch : BATCHES) {
-                        float[] x = gaussian(batch * cols, 13L * batch + rows);
+                        float[] x = RandomBlocks.activations(batch * cols, 13L * batch + rows);
                         float[] actual = new float[batch * rows];
                         nat.matmul(w, x.clone(), actual, batch);
                         String what = how + " " + type + " " + rows + "x" + cols + ", batch " + batch;
                         double[] exact = new double[2 * batch * rows];
-                        assertBits(definition(w, x, batch, exact), actual, rows, what);
+                        RandomBlocks.assertBits(definition(w, x, batch, exact), actual, rows, what);
                         float[] j = new float[batch * rows];
                         java.matmul(w, x.clone(), j, batch);
                         for (int i = 0; i < j.length; i++) {
@@ -189,14 +187,14 @@ class PackedKQuantsTest {
         WeightMatrix w = WeightMatrix.dense("w", type, RandomBlocks.of(type, rows, cols, 9), rows, cols);
         try (CpuBackend nat = new CpuBackend(1, k, true)) {
             int batch = 21;
-            float[] x = gaussian(batch * cols, 4);
+            float[] x = RandomBlocks.activations(batch * cols, 4);
             float[] all = new float[batch * rows];
             nat.matmul(w, x.clone(), all, batch);
             for (int n = 0; n < batch; n++) {
                 float[] one = new float[rows];
                 float[] xn = java.util.Arrays.copyOfRange(x, n * cols, (n + 1) * cols);
                 nat.matmul(w, xn, one, 1);
-                assertBits(java.util.Arrays.copyOfRange(all, n * rows, (n + 1) * rows), one, rows, how + " " + type + " activation row " + n);
+                RandomBlocks.assertBits(java.util.Arrays.copyOfRange(all, n * rows, (n + 1) * rows), one, rows, how + " " + type + " activation row " + n);
             }
         }
     }
@@ -218,11 +216,11 @@ class PackedKQuantsTest {
             MemorySegment packed = k.repack(w, arena);
             MemorySegment xq = arena.allocate(k.activationBytes(type, true, batch, cols), 64);
             assertEquals(4672L, xq.byteSize(), "one activation group of 16 rows, one super-block");
-            float[] x = gaussian(batch * cols, 3);
+            float[] x = RandomBlocks.activations(batch * cols, 3);
             k.quantize(type, true, MemorySegment.ofArray(x), batch, cols, xq);
             float[] whole = new float[batch * rows];
             k.matmul(w, packed, xq, batch, MemorySegment.ofArray(whole), 0, rows);
-            assertBits(definition(w, x, batch), whole, rows, how + " " + type + " whole");
+            RandomBlocks.assertBits(definition(w, x, batch), whole, rows, how + " " + type + " whole");
             MemorySegment ranged = arena.allocate(xq.byteSize(), 64);
             ranged.fill((byte) 0x5A);
             for (int[] range : new int[][] {{6, 9}, {0, 2}, {2, 6}}) {
@@ -233,7 +231,7 @@ class PackedKQuantsTest {
                 float[] parts = new float[batch * rows];
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), 0, cut);
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), cut, rows);
-                assertBits(whole, parts, rows, how + " " + type + " cut at " + cut);
+                RandomBlocks.assertBits(whole, parts, rows, how + " " + type + " cut at " + cut);
             }
             MemorySegment out = MemorySegment.ofArray(new float[batch * rows]);
             assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq, batch, out, 8, rows), "first row not a multiple of 16");
@@ -253,7 +251,7 @@ class PackedKQuantsTest {
         int batch = 9;
         for (GgmlType type : TYPES) {
             WeightMatrix w = WeightMatrix.dense("w", type, RandomBlocks.of(type, rows, cols, 2), rows, cols);
-            float[] x = gaussian(batch * cols, 8);
+            float[] x = RandomBlocks.activations(batch * cols, 8);
             float[] expected = new float[batch * rows];
             try (CpuBackend java = new CpuBackend(1, null)) {
                 java.matmul(w, x.clone(), expected, batch);
@@ -271,7 +269,7 @@ class PackedKQuantsTest {
                 try (CpuBackend nat = new CpuBackend(2, k, true)) {
                     nat.matmul(w, x.clone(), actual, batch);
                 }
-                assertBits(expected, actual, rows, isa + " unpacked " + type);
+                RandomBlocks.assertBits(expected, actual, rows, isa + " unpacked " + type);
             }
         }
     }
@@ -279,22 +277,5 @@ class PackedKQuantsTest {
     /** Bytes of one packed group of 16 rows and one super-block: {@code sizeof(k16_wblk)}, {@code sizeof(k5_wblk)}. */
     private static int weightBytes(GgmlType type) {
         return type == GgmlType.Q5_K ? 2432 + 8 * 64 : 2432;
-    }
-
-    private static void assertBits(float[] expected, float[] actual, int rows, String what) {
-        for (int i = 0; i < expected.length; i++) {
-            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
-                fail(what + ": row " + (i % rows) + " of activation " + (i / rows) + ": expected " + expected[i] + ", got " + actual[i]);
-            }
-        }
-    }
-
-    private static float[] gaussian(int n, long seed) {
-        Random r = new Random(seed);
-        float[] x = new float[n];
-        for (int i = 0; i < n; i++) {
-            x[i] = (float) (r.nextGaussian() * (i % 7 == 0 ? 4 : 1));
-        }
-        return x;
     }
 }

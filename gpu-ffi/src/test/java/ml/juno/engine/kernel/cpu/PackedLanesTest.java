@@ -3,7 +3,6 @@ package ml.juno.engine.kernel.cpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -11,7 +10,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.stream.Stream;
 import ml.juno.engine.kernel.WeightMatrix;
 import ml.juno.engine.tensor.GgmlType;
@@ -108,13 +106,13 @@ class PackedLanesTest {
                 for (int cols : new int[] {32, 96, 544}) {
                     WeightMatrix w = WeightMatrix.dense("w", type, RandomBlocks.of(type, rows, cols, rows * 31 + cols), rows, cols);
                     for (int batch : BATCHES) {
-                        float[] x = gaussian(batch * cols, 11L * batch + rows);
+                        float[] x = RandomBlocks.activations(batch * cols, 11L * batch + rows);
                         double[] magnitude = new double[batch * rows];
                         float[] expected = definition(w, x, batch, magnitude);
                         float[] actual = new float[batch * rows];
                         nat.matmul(w, x.clone(), actual, batch);
                         String what = type + " " + isa + " " + rows + "x" + cols + ", batch " + batch;
-                        assertBits(expected, actual, rows, what);
+                        RandomBlocks.assertBits(expected, actual, rows, what);
                         float[] j = new float[batch * rows];
                         plain.matmul(w, x.clone(), j, batch);
                         for (int i = 0; i < j.length; i++) {
@@ -145,16 +143,16 @@ class PackedLanesTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment packed = k.repack(w, arena);
             MemorySegment xq = arena.allocate(NativeKernels.activationBytes(type, batch, cols));
-            float[] x = gaussian(batch * cols, 3);
+            float[] x = RandomBlocks.activations(batch * cols, 3);
             k.quantize(type, true, MemorySegment.ofArray(x), batch, cols, xq);
             float[] whole = new float[batch * rows];
             k.matmul(w, packed, xq, batch, MemorySegment.ofArray(whole), 0, rows);
-            assertBits(definition(w, x, batch), whole, rows, isa + " whole");
+            RandomBlocks.assertBits(definition(w, x, batch), whole, rows, isa + " whole");
             for (int cut = 16; cut < rows; cut += 16) {
                 float[] parts = new float[batch * rows];
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), 0, cut);
                 k.matmul(w, packed, xq, batch, MemorySegment.ofArray(parts), cut, rows);
-                assertBits(whole, parts, rows, isa + " cut at " + cut);
+                RandomBlocks.assertBits(whole, parts, rows, isa + " cut at " + cut);
             }
         }
     }
@@ -194,7 +192,7 @@ class PackedLanesTest {
                 }
                 float[] out = new float[batch * rows];
                 nat.matmul(w, x.clone(), out, batch);
-                assertBits(definition(w, x, batch), out, rows, isa + " extreme, batch " + batch);
+                RandomBlocks.assertBits(definition(w, x, batch), out, rows, isa + " extreme, batch " + batch);
             }
         }
     }
@@ -228,7 +226,7 @@ class PackedLanesTest {
     @Test
     void packedBytes_andTheJavaBits_withoutIt() {
         WeightMatrix w = WeightMatrix.dense("w", GgmlType.Q8_0, RandomBlocks.of(GgmlType.Q8_0, 40, 64, 1), 40, 64);
-        float[] x = gaussian(3 * 64, 2);
+        float[] x = RandomBlocks.activations(3 * 64, 2);
         float[] expected = new float[3 * 40];
         try (CpuBackend java = new CpuBackend(1, null)) {
             java.matmul(w, x.clone(), expected, 3);
@@ -246,24 +244,7 @@ class PackedLanesTest {
             try (CpuBackend nat = new CpuBackend(2, k, true)) {
                 nat.matmul(w, x.clone(), actual, 3);
             }
-            assertBits(expected, actual, 40, isa + " unpacked Q8_0");
+            RandomBlocks.assertBits(expected, actual, 40, isa + " unpacked Q8_0");
         }
-    }
-
-    private static void assertBits(float[] expected, float[] actual, int rows, String what) {
-        for (int i = 0; i < expected.length; i++) {
-            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
-                fail(what + ": row " + (i % rows) + " of activation " + (i / rows) + ": expected " + expected[i] + ", got " + actual[i]);
-            }
-        }
-    }
-
-    private static float[] gaussian(int n, long seed) {
-        Random r = new Random(seed);
-        float[] x = new float[n];
-        for (int i = 0; i < n; i++) {
-            x[i] = (float) (r.nextGaussian() * (i % 7 == 0 ? 4 : 1));
-        }
-        return x;
     }
 }

@@ -60,4 +60,24 @@ final class RandomBlocks {
         }
         return s;
     }
+
+    /** {@code n} Gaussian activations, every seventh four times larger (outliers for the quantizers' block scales). */
+    static float[] activations(int n, long seed) {
+        Random r = new Random(seed);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) (r.nextGaussian() * (i % 7 == 0 ? 4 : 1));
+        }
+        return x;
+    }
+
+    /** Fails unless {@code actual} has {@code expected}'s bits; results laid out {@code [activation][rows]}. */
+    static void assertBits(float[] expected, float[] actual, int rows, String what) {
+        for (int i = 0; i < expected.length; i++) {
+            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
+                org.junit.jupiter.api.Assertions.fail(what + ": row " + (i % rows) + " of activation " + (i / rows) + ": expected "
+                        + expected[i] + ", got " + actual[i]);
+            }
+        }
+    }
 }
