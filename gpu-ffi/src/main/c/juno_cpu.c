@@ -35,6 +35,7 @@
 #include "kernels/q4_0_x16.c"
 #ifdef JUNO_ZMM
 #include "kernels/q4_k_x16.h"
+#include "kernels/q6_k_x16.h"
 #include "kernels/q8_0_x16.h"
 #endif
 #include "kernels/attention.c"
@@ -42,7 +43,7 @@
 /* ---------------------------------------------------------------- the table of per-type facts */
 
 /* How a weight type wants its activations. */
-enum { ACT_Q8_0, ACT_Q8_K_PAIR, ACT_Q8_K_PAIR_SUMS, ACT_Q8_K_NATURAL, ACT_Q8_K_GROUPS, ACT_F32, ACT_F16, ACT_BF16 };
+enum { ACT_Q8_0, ACT_Q8_K_PAIR, ACT_Q8_K_PAIR_SUMS, ACT_Q8_K_NATURAL, ACT_Q8_K_GROUPS, ACT_Q8_K_Q6X16, ACT_F32, ACT_F16, ACT_BF16 };
 
 typedef void (*rows_fn)(const uint8_t *w, int64_t stride, int64_t cols, const void *xq, int64_t batch, float *out,
                         int64_t ldo, int64_t r0, int64_t r1);
@@ -84,6 +85,9 @@ static const struct {
     {JUNO_Q5_K | JUNO_PACKED, ACT_Q8_K_GROUPS, 0, (rows_fn)k5_rows},
 #endif
     {JUNO_Q6_K, ACT_Q8_K_NATURAL, 0, BEST(q6_k)},
+#ifdef JUNO_ZMM
+    {JUNO_Q6_K | JUNO_PACKED, ACT_Q8_K_Q6X16, 0, (rows_fn)q6_x16_rows},
+#endif
     {JUNO_F32, ACT_F32, 0, BEST(f32)},
     {JUNO_F16, ACT_F16, 0, BEST(f16)},
     {JUNO_BF16, ACT_BF16, 0, BEST(bf16)},
@@ -128,6 +132,10 @@ int FN(quantize_rows)(int type, const float *x, int64_t rows, int64_t cols, void
     case ACT_Q8_K_GROUPS:
         k16_quantize_rows(x, rows, cols, xq, r0, r1);
         return 0;
+    case ACT_Q8_K_Q6X16:
+        quantize_q8_k(xr, n, (juno_xqk *)xq + r0 * (cols / 256), 0);
+        q6_x16_order((juno_xqk *)xq + r0 * (cols / 256), n / 256);
+        return 0;
 #endif
     case ACT_F32:
         memcpy((float *)xq + r0 * cols, xr, (size_t)n * sizeof(float));
@@ -166,8 +174,8 @@ int FN(quantize)(int type, const float *x, int64_t rows, int64_t cols, void *xq)
 /*
  * Rearranges rows [0, rows) of weights of this type (row r at w + r*stride) for matmul(type | JUNO_PACKED, ...) into
  * dst (Q4_0: (rows+15)/16 groups of cols/32 * 288 bytes; in the AVX-512 variant only, Q8_0: cols/32 * 544 bytes,
- * Q4_K: cols/256 * sizeof(k16_wblk) and Q5_K: cols/256 * sizeof(k5_wblk) per group). Returns 0, or -1 for a type
- * without a packed form in this variant.
+ * Q4_K: cols/256 * sizeof(k16_wblk), Q5_K: cols/256 * sizeof(k5_wblk) and Q6_K: cols/256 * sizeof(q6_wblk) per
+ * group). Returns 0, or -1 for a type without a packed form in this variant.
  */
 int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t cols, uint8_t *dst) {
     if (type == JUNO_Q4_0) {
@@ -185,6 +193,10 @@ int FN(repack)(int type, const uint8_t *w, int64_t stride, int64_t rows, int64_t
     }
     if (type == JUNO_Q5_K) {
         k5_repack(w, stride, rows, cols, dst);
+        return 0;
+    }
+    if (type == JUNO_Q6_K) {
+        q6_x16_repack(w, stride, rows, cols, dst);
         return 0;
     }
 #endif

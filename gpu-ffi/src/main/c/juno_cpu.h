@@ -14,7 +14,7 @@
  * 16+2L, 17+2L ("pair order", the Java backend's lanes), except Q6_K, which holds elements 4L..4L+3 (ggml's lanes).
  * The packed types (JUNO_PACKED) differ: per row and block the whole integer sum, then one multiply-add, as llama.cpp's
  * repacked Q4_0 kernels do (Q4_K, Q5_K: per super-block, its min terms apart); their results are within rounding of the Java
- * backend's, not bit-identical.
+ * backend's, not bit-identical. Packed Q6_K keeps ggml's lanes (kernels/q6_k_x16.h) and is bit-identical.
  */
 #ifndef JUNO_CPU_H
 #define JUNO_CPU_H
@@ -29,9 +29,9 @@ enum {
 
 /*
  * Added to a type id: the weights as juno_<isa>_repack rearranged them in groups of 16 rows (Q4_0 in every variant,
- * kernels/q4_0_x16.c; Q8_0 and Q4_K in the AVX-512 variant, kernels/q8_0_x16.h and q4_k_x16.h), taken by
- * juno_<isa>_matmul; quantize_rows with the packed id writes the activations the packed kernel takes (the plain
- * type's, except packed Q4_K's groups of 16 rows).
+ * kernels/q4_0_x16.c; Q8_0, Q4_K, Q5_K and Q6_K in the AVX-512 variant, kernels/q8_0_x16.h, q4_k_x16.h and
+ * q6_k_x16.h), taken by juno_<isa>_matmul; quantize_rows with the packed id writes the activations the packed kernel
+ * takes (the plain type's, except packed Q4_K's and Q5_K's groups of 16 rows and packed Q6_K's reordered quants).
  */
 #define JUNO_PACKED 256
 

@@ -61,20 +61,23 @@ static const struct { int id; const char *name; int block; int bytes; int half[2
     {JUNO_Q3_K, "Q3_K", 256, 110, {108, -1}}, {JUNO_Q4_K, "Q4_K", 256, 144, {0, 2}}, {JUNO_Q5_K, "Q5_K", 256, 176, {0, 2}},
     {JUNO_Q6_K, "Q6_K", 256, 210, {208, -1}}, {JUNO_Q4_0 | JUNO_PACKED, "Q4_0 packed", 32, 18, {0, -1}},
     {JUNO_Q4_K | JUNO_PACKED, "Q4_K packed", 256, 144, {0, 2}}, {JUNO_Q8_0 | JUNO_PACKED, "Q8_0 packed", 32, 34, {0, -1}},
-    {JUNO_Q5_K | JUNO_PACKED, "Q5_K packed", 256, 176, {0, 2}},
+    {JUNO_Q5_K | JUNO_PACKED, "Q5_K packed", 256, 176, {0, 2}}, {JUNO_Q6_K | JUNO_PACKED, "Q6_K packed", 256, 210, {208, -1}},
 };
 
-/* Packed Q4_K, Q5_K and Q8_0 (kernels/q4_k_x16.h, q8_0_x16.h) are in the AVX-512 variant only; the others refuse them. */
+/* Packed Q4_K, Q5_K, Q6_K and Q8_0 (kernels/q4_k_x16.h, q6_k_x16.h, q8_0_x16.h) are in the AVX-512 variant only; the
+ * others refuse them. */
 static int has_type(const char *variant, int id) {
-    return (id != (JUNO_Q4_K | JUNO_PACKED) && id != (JUNO_Q5_K | JUNO_PACKED) && id != (JUNO_Q8_0 | JUNO_PACKED))
+    return (id != (JUNO_Q4_K | JUNO_PACKED) && id != (JUNO_Q5_K | JUNO_PACKED) && id != (JUNO_Q6_K | JUNO_PACKED)
+            && id != (JUNO_Q8_0 | JUNO_PACKED))
            || strcmp(variant, "avx512vnni") == 0;
 }
 
 /* Bytes of the packed weights: groups of 16 rows of cols/32 blocks of 288 bytes (Q4_0) or 544 (Q8_0), cols/256 of
- * 2432 (Q4_K) or 2944 (Q5_K). */
+ * 2432 (Q4_K), 2944 (Q5_K) or 3360 (Q6_K). */
 static int64_t packed_bytes(int id, int64_t rows, int64_t cols) {
     int64_t per = id == (JUNO_Q4_K | JUNO_PACKED)   ? cols / 256 * 2432
                   : id == (JUNO_Q5_K | JUNO_PACKED) ? cols / 256 * 2944
+                  : id == (JUNO_Q6_K | JUNO_PACKED) ? cols / 256 * 3360
                   : id == (JUNO_Q8_0 | JUNO_PACKED) ? cols / 32 * 544
                                                     : cols / 32 * 288;
     return (rows + 15) / 16 * per;
@@ -151,6 +154,42 @@ static void k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows,
                 corr = corr + (dmin * x->d) * ms;
             }
             out[n * rows + m] = acc - corr;
+        }
+    }
+}
+
+/*
+ * Packed Q6_K's definition (kernels/q6_k_x16.h: ggml's eight integer lanes, as the stored layout), in scalar C from the
+ * weights as stored and the Q8_K activations in natural order: out[n*rows + m].
+ */
+static void q6_k_packed_reference(const uint8_t *w, int64_t rowBytes, int64_t rows, int64_t cols, const juno_xqk *xk,
+                                  int64_t batch, float *out) {
+    int64_t nb = cols / 256;
+    for (int64_t n = 0; n < batch; n++) {
+        for (int64_t m = 0; m < rows; m++) {
+            float acc[8] = {0};
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + m * rowBytes + b * 210;
+                const juno_xqk *x = xk + n * nb + b;
+                uint16_t hd;
+                memcpy(&hd, blk + 208, 2);
+                for (int p = 0; p < 8; p++) {
+                    int8_t s0 = (int8_t)blk[192 + 2 * p], s1 = (int8_t)blk[192 + 2 * p + 1];
+                    int32_t lane = -32 * (s0 * x->bsums[2 * p] + s1 * x->bsums[2 * p + 1]);
+                    for (int j = 0; j < 8; j++) {
+                        int32_t dot = 0;
+                        for (int e = 32 * j + 4 * p; e < 32 * j + 4 * p + 4; e++) {
+                            int h = e / 128, k = e % 128 / 32, l = e % 32;
+                            int ql = blk[64 * h + l + 32 * (k & 1)];
+                            int q = (k < 2 ? ql & 0xF : ql >> 4) | (blk[128 + 32 * h + l] >> (2 * k) & 3) << 4;
+                            dot += q * x->q[e];
+                        }
+                        lane += (int8_t)blk[192 + 2 * j + p / 4] * dot;
+                    }
+                    acc[p] = fmaf((float)lane, _cvtsh_ss(hd) * x->d, acc[p]);
+                }
+            }
+            out[n * rows + m] = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
         }
     }
 }
@@ -235,7 +274,7 @@ static int64_t xq_bytes(int id, int64_t rows, int64_t cols) {
     switch (id) {
     case JUNO_F32: return n * 4;
     case JUNO_F16: case JUNO_BF16: return n * 2;
-    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q6_K: return n / 256 * (int64_t)sizeof(juno_xqk);
+    case JUNO_Q2_K: case JUNO_Q3_K: case JUNO_Q6_K: case JUNO_Q6_K | JUNO_PACKED: return n / 256 * (int64_t)sizeof(juno_xqk);
     case JUNO_Q4_K: case JUNO_Q5_K: /* then the sums by activation row (sums_by_row) */
         return n / 256 * (int64_t)sizeof(juno_xqk) + cols / 256 * 9 * ((rows + 15) / 16 * 16) * 4;
     case JUNO_Q4_K | JUNO_PACKED: /* groups of 16 rows: 16 x 256 quants, 16 scales, 16 x 8 sums per super-block */
@@ -341,14 +380,15 @@ int main(void) {
                         free(xq);
                     }
                     if (ref != NULL && (TYPES[t].id == (JUNO_Q8_0 | JUNO_PACKED) || TYPES[t].id == (JUNO_Q4_K | JUNO_PACKED)
-                                        || TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED))) {
+                                        || TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED) || TYPES[t].id == (JUNO_Q6_K | JUNO_PACKED))) {
                         /* and the definition's bits, from the activations as the AVX2 variant quantizes them */
                         int kq = TYPES[t].id != (JUNO_Q8_0 | JUNO_PACKED); /* a packed K-quant */
                         void *xa = malloc((size_t)(kq ? batch * cols / 256 * (int64_t)sizeof(juno_xqk)
                                                        : batch * cols / 32 * (int64_t)sizeof(juno_xq8)));
                         float *def = malloc((size_t)(batch * rows) * sizeof(float));
                         int ok = juno_avx2_quantize(kq ? JUNO_Q6_K : JUNO_Q8_0, x, batch, cols, xa) == 0;
-                        if (kq) k_packed_reference(w, rowBytes, rows, cols, xa, batch, def, TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED));
+                        if (TYPES[t].id == (JUNO_Q6_K | JUNO_PACKED)) q6_k_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
+                        else if (kq) k_packed_reference(w, rowBytes, rows, cols, xa, batch, def, TYPES[t].id == (JUNO_Q5_K | JUNO_PACKED));
                         else q8_0_packed_reference(w, rowBytes, rows, cols, xa, batch, def);
                         if (ok && memcmp(def, ref, (size_t)(batch * rows) * sizeof(float)) == 0) {
                             passed++;

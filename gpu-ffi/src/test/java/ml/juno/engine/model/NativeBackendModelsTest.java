@@ -155,7 +155,8 @@ class NativeBackendModelsTest {
             assertEquals("java", Backends.select(1).kind());
             return;
         }
-        Path model = ReferenceCase.modelFile("tiny-llama-random-Q4_K_M.gguf");
+        // F16: kept as stored by every variant (the AVX-512 one packs each K-quant of a Q4_K_M file: copies of their own)
+        Path model = ReferenceCase.modelFile("tiny-llama-random-F16.gguf");
         EngineOptions o = new EngineOptions(2, 64, KvType.F32, 32, 1);
         String before = System.getProperty("juno.weights.resident");
         try (GgufFile f = GgufFile.open(model)) {

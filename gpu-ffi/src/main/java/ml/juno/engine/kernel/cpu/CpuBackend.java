@@ -58,8 +58,8 @@ public final class CpuBackend implements Backend {
     private final ExpertJob expertJob;
     private final JavaExpertJob javaExpertJob;
     /**
-     * Whether the native kernels take weights rearranged ({@link NativeKernels#packedBytes}: Q4_0, and Q8_0, Q4_K and
-     * Q5_K in the AVX-512 variant), made on a matrix's
+     * Whether the native kernels take weights rearranged ({@link NativeKernels#packedBytes}: Q4_0, and Q8_0, Q4_K,
+     * Q5_K and Q6_K in the AVX-512 variant), made on a matrix's
      * first product and kept, off-heap (in {@link #resident}'s memory), until {@link #close}. The model's matrices live
      * as long as the model, so this holds one copy of each.
      */
@@ -77,7 +77,7 @@ public final class CpuBackend implements Backend {
 
     /**
      * A backend whose matrix products run in {@code kernels} ({@code null}: the Java kernels), Q4_0 (and, AVX-512,
-     * Q8_0, Q4_K and Q5_K) weights repacked for them unless {@code -Djuno.native.repack=false}.
+     * Q8_0, Q4_K, Q5_K and Q6_K) weights repacked for them unless {@code -Djuno.native.repack=false}.
      */
     public CpuBackend(int threads, NativeKernels kernels) {
         this(threads, kernels, !"false".equals(System.getProperty("juno.native.repack")));
@@ -85,7 +85,7 @@ public final class CpuBackend implements Backend {
 
     /**
      * A backend whose matrix products run in {@code kernels}; {@code repack}: whether the native kernels take Q4_0,
-     * Q8_0, Q4_K and Q5_K weights repacked ({@link NativeKernels#packedBytes}: faster, within rounding of the Java kernels) or as stored
+     * Q8_0, Q4_K, Q5_K and Q6_K weights repacked ({@link NativeKernels#packedBytes}: faster, within rounding of the Java kernels) or as stored
      * (bit-identical to them).
      */
     public CpuBackend(int threads, NativeKernels kernels, boolean repack) {

@@ -38,7 +38,8 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
 
     /**
      * The packed weight forms of the native kernels ({@code NativeKernels.repack}): groups of 16 rows whose blocks'
-     * integer dots are summed whole before one float multiply-add per block, within rounding of the Java kernels.
+     * integer dots are summed whole before one float multiply-add per block, within rounding of the Java kernels
+     * (packed Q6_K: ggml's eight lanes per block, the Java kernels' bits).
      */
     enum Packing {
         /** The weights as stored. */
@@ -59,7 +60,13 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
          * Q5_K as {@link #K_GROUPS}, each block followed by its quants' fifth bits ({@code kernels/q4_k_x16.h}
          * {@code k5_wblk}), the activations as packed Q4_K's: the AVX-512 variant only, on vectors (no AMX form).
          */
-        K5_GROUPS;
+        K5_GROUPS,
+        /**
+         * Q6_K in groups of 16 rows, one row per lane ({@code kernels/q6_k_x16.h}), in ggml's eight lanes per row as the
+         * stored layout sums them (the same bits), the activations the stored layout's blocks with their quants
+         * reordered (the same size): the AVX-512 variant only.
+         */
+        Q6_GROUPS;
 
         /** Whether the packed kernel takes its activations in groups of 16 rows too ({@code k16_xblk}). */
         boolean activationGroups() {
@@ -117,7 +124,7 @@ record CpuTypeTraits(GgmlType type, ActivationFormat activation, BlockKernel ker
         add(GgmlType.Q3_K, ActivationFormat.Q8_K, new Q3_KKernel(), 3, xqk);
         add(GgmlType.Q4_K, ActivationFormat.Q8_K, new Q4_KKernel(), 4, NativeActivations.XQK_SUMS, Packing.K_GROUPS);
         add(GgmlType.Q5_K, ActivationFormat.Q8_K, new Q5_KKernel(), 3, NativeActivations.XQK_SUMS, Packing.K5_GROUPS);
-        add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk);
+        add(GgmlType.Q6_K, ActivationFormat.Q8_K, new Q6_KKernel(), 2, xqk, Packing.Q6_GROUPS);
     }
 
     private static void add(GgmlType type, ActivationFormat activation, BlockKernel kernel, int fusedBelow,

@@ -65,6 +65,8 @@ public final class NativeKernels {
      */
     private static final int K16_WEIGHT_BYTES = 2432;
     private static final int K5_WEIGHT_BYTES = 2944;
+    /** {@code sizeof(q6_wblk)} ({@code kernels/q6_k_x16.h}): packed Q6_K per 16 rows and super-block, 16 blocks' bytes. */
+    private static final int Q6_WEIGHT_BYTES = 3360;
     private static final int K16_ACTIVATION_BYTES = 4672;
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
@@ -216,7 +218,7 @@ public final class NativeKernels {
         return CpuTypeTraits.of(type).nativeKernel().packing();
     }
 
-    /** Whether this is the AVX-512 variant, the one with packed Q8_0, Q4_K and Q5_K ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}). */
+    /** Whether this is the AVX-512 variant, the one with packed Q8_0 and K-quants ({@code kernels/q8_0_x16.h}, {@code q4_k_x16.h}, {@code q6_k_x16.h}). */
     private boolean avx512() {
         return isa.equals("avx512vnni");
     }
@@ -225,7 +227,7 @@ public final class NativeKernels {
     private boolean hasPacked(GgmlType type) {
         return switch (packing(type)) {
             case LANES -> true;
-            case LANES_AVX512, K_GROUPS, K5_GROUPS -> avx512();
+            case LANES_AVX512, K_GROUPS, K5_GROUPS, Q6_GROUPS -> avx512();
             case NONE -> false;
         };
     }
@@ -464,7 +466,8 @@ public final class NativeKernels {
      * repacked and AMX kernels do, so their results are within rounding of the plain kernels', not bit-identical: Q4_0
      * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant); in the AVX-512 variant, Q8_0 likewise
      * ({@code kernels/q8_0_x16.h}), Q4_K ({@code kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on
-     * vectors, the same bits either way) and Q5_K (the same form with the fifth bits, on vectors).
+     * vectors, the same bits either way), Q5_K (the same form with the fifth bits, on vectors) and Q6_K ({@code
+     * kernels/q6_k_x16.h}).
      */
     public long packedBytes(WeightMatrix w) {
         if (!supports(w.type(), w.cols()) || !hasPacked(w.type())) {
@@ -475,6 +478,7 @@ public final class NativeKernels {
         return groups * blocks * switch (packing(w.type())) {
             case K_GROUPS -> K16_WEIGHT_BYTES;
             case K5_GROUPS -> K5_WEIGHT_BYTES;
+            case Q6_GROUPS -> Q6_WEIGHT_BYTES;
             default -> PACK_ROWS * w.type().typeSize;
         };
     }

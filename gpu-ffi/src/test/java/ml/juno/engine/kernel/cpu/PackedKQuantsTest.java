@@ -19,16 +19,17 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Packed Q4_K and Q5_K ({@code kernels/q4_k_x16.h}: groups of 16 rows, in the AVX-512 variant), on AVX-512 vectors and,
- * for Q4_K where this machine has them, on AMX tiles ({@code juno_amx.c}): bit for bit what their definition says (per
- * row and super-block the exact integer sum with the sub-block scales, one multiply-add with {@code d·d_x}, the min
- * terms apart), computed here in scalar Java, at every batch size, so a row never depends on its batch mates and tiles
- * and vectors give the same bits; within rounding of the Java backend; ranges split as the backend splits them; sizes
- * checked before the downcall; the 256-bit variants have no packed form of either and stay bit-identical to Java.
+ * Packed Q4_K, Q5_K ({@code kernels/q4_k_x16.h}) and Q6_K ({@code q6_k_x16.h}): groups of 16 rows, in the AVX-512
+ * variant, on AVX-512 vectors and, for Q4_K where this machine has them, on AMX tiles ({@code juno_amx.c}): bit for bit
+ * what their definition says, computed here in scalar Java, at every batch size, so a row never depends on its batch
+ * mates and tiles and vectors give the same bits. Q4_K and Q5_K: per row and super-block the exact integer sum with the
+ * sub-block scales, one multiply-add with {@code d·d_x}, the min terms apart, within rounding of the Java backend; Q6_K:
+ * ggml's eight lanes, the Java backend's bits. Ranges split as the backend splits them; sizes checked before the
+ * downcall; the 256-bit variants have no packed form of any of them and stay bit-identical to Java.
  */
 class PackedKQuantsTest {
-    /** The packed K-quants: Q4_K, and Q5_K (the same form with each block's fifth bits after it). */
-    private static final GgmlType[] TYPES = {GgmlType.Q4_K, GgmlType.Q5_K};
+    /** The packed K-quants: Q4_K, Q5_K (the same form with each block's fifth bits after it) and Q6_K. */
+    private static final GgmlType[] TYPES = {GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K};
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int[] BATCHES = {1, 2, 3, 4, 5, 6, 7, 8, 13, 15, 16, 17, 31, 33, 64, 127, 128, 130};
 
@@ -87,6 +88,9 @@ class PackedKQuantsTest {
      * activations) and, at {@code exact[n + out.length]}, the sum of its terms' magnitudes.
      */
     static float[] definition(WeightMatrix w, float[] x, int batch, double[] exact) {
+        if (w.type() == GgmlType.Q6_K) {
+            return q6Definition(w, x, batch, exact);
+        }
         QuantActivations a = new QuantActivations();
         a.quantize(x, batch, w.cols(), ActivationFormat.Q8_K);
         int nb = w.cols() / 256;
@@ -140,9 +144,78 @@ class PackedKQuantsTest {
         return out;
     }
 
+    /**
+     * Packed Q6_K's definition ({@code kernels/q6_k_x16.h}), which is the stored layout's and the Java backend's: per
+     * super-block eight exact integer lanes, lane p holding {@code Σ_j sc[2j+p/4]·Σ_t u·q_x} over the elements {@code
+     * 32j+4p+t} (u the unsigned six-bit quant) minus {@code 32·(sc[2p]·bsum[2p] + sc[2p+1]·bsum[2p+1])}; {@code acc_p =
+     * fma(lane, d·d_x, acc_p)}; the lanes summed {@code ((0+4)+(2+6))+((1+5)+(3+7))}.
+     */
+    private static float[] q6Definition(WeightMatrix w, float[] x, int batch, double[] exact) {
+        QuantActivations a = new QuantActivations();
+        a.quantize(x, batch, w.cols(), ActivationFormat.Q8_K);
+        int nb = w.cols() / 256;
+        MemorySegment s = w.data();
+        float[] out = new float[batch * w.rows()];
+        for (int n = 0; n < batch; n++) {
+            for (int m = 0; m < w.rows(); m++) {
+                float[] acc = new float[8];
+                double magnitude = 0;
+                double value = 0;
+                for (int b = 0; b < nb; b++) {
+                    long o = m * w.rowStride() + b * 210L;
+                    int xo = n * w.cols() + b * 256;
+                    float dd = Float.float16ToFloat(s.get(U16, o + 208)) * a.d[n * nb + b];
+                    for (int p = 0; p < 8; p++) {
+                        int lane = 0;
+                        for (int j = 0; j < 8; j++) {
+                            int dot = 0;
+                            for (int e = 32 * j + 4 * p; e < 32 * j + 4 * p + 4; e++) {
+                                dot += q6Quant(s, o, e) * a.q[xo + e];
+                            }
+                            lane += s.get(ValueLayout.JAVA_BYTE, o + 192 + 2 * j + p / 4) * dot;
+                        }
+                        for (int sb = 2 * p; sb < 2 * p + 2; sb++) {
+                            int bsum = 0;
+                            for (int e = 16 * sb; e < 16 * sb + 16; e++) {
+                                bsum += a.q[xo + e];
+                            }
+                            lane -= 32 * s.get(ValueLayout.JAVA_BYTE, o + 192 + sb) * bsum;
+                        }
+                        acc[p] = Math.fma((float) lane, dd, acc[p]);
+                    }
+                    long isum = 0;
+                    long terms = 0; // Σ |sc·(u − 32)·q_x|: the size of what the lanes sum
+                    for (int e = 0; e < 256; e++) {
+                        long t = (long) s.get(ValueLayout.JAVA_BYTE, o + 192 + e / 16) * (q6Quant(s, o, e) - 32) * a.q[xo + e];
+                        isum += t;
+                        terms += Math.abs(t);
+                    }
+                    value += (double) isum * dd;
+                    magnitude += (double) terms * Math.abs(dd);
+                }
+                out[n * w.rows() + m] = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+                if (exact != null) {
+                    exact[n * w.rows() + m] = value;
+                    exact[out.length + n * w.rows() + m] = magnitude;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Element {@code e} (0..255) of the Q6_K block at {@code o} (ggml's layout: ql at 0, qh at 128): the unsigned six-bit quant. */
+    private static int q6Quant(MemorySegment s, long o, int e) {
+        int h = e / 128;
+        int k = e % 128 / 32;
+        int l = e % 32;
+        int ql = s.get(ValueLayout.JAVA_BYTE, o + 64L * h + l + 32 * (k & 1)) & 0xFF;
+        int qh = s.get(ValueLayout.JAVA_BYTE, o + 128 + 32L * h + l) & 0xFF;
+        return (k < 2 ? ql & 0xF : ql >> 4) | (qh >> (2 * k) & 3) << 4;
+    }
+
     @ParameterizedTest(name = "{0} {2}")
     @MethodSource("packedKernels")
-    void randomBlocks_matchTheDefinitionBitForBit_atEveryBatchSize_andTheJavaBackendWithinRounding(String how, NativeKernels k, GgmlType type) {
+    void randomBlocks_matchTheDefinitionBitForBit_atEveryBatchSize_andTheJavaBackend(String how, NativeKernels k, GgmlType type) {
         if (k == null) {
             return;
         }
@@ -160,6 +233,15 @@ class PackedKQuantsTest {
                         RandomBlocks.assertBits(definition(w, x, batch, exact), actual, rows, what);
                         float[] j = new float[batch * rows];
                         java.matmul(w, x.clone(), j, batch);
+                        if (type == GgmlType.Q6_K) {
+                            // ggml's lanes, as the Java backend sums them: its bits, and near the exact value
+                            RandomBlocks.assertBits(j, actual, rows, what + " against the Java backend");
+                            for (int i = 0; i < j.length; i++) {
+                                assertTrue(Math.abs(actual[i] - exact[i]) <= 1e-5 * exact[j.length + i] + 1e-6,
+                                        what + " index " + i + ": packed " + actual[i] + ", exact " + exact[i]);
+                            }
+                            continue;
+                        }
                         for (int i = 0; i < j.length; i++) {
                             double magnitude = exact[j.length + i];
                             // the whole integer sums leave a few float roundings: close to the exact value; the Java
@@ -215,7 +297,8 @@ class PackedKQuantsTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment packed = k.repack(w, arena);
             MemorySegment xq = arena.allocate(k.activationBytes(type, true, batch, cols), 64);
-            assertEquals(4672L, xq.byteSize(), "one activation group of 16 rows, one super-block");
+            // packed Q4_K and Q5_K: one activation group of 16 rows per super-block; packed Q6_K: the stored layout's
+            assertEquals(type == GgmlType.Q6_K ? k.activationBytes(type, batch, cols) : 4672L, xq.byteSize(), "activation bytes");
             float[] x = RandomBlocks.activations(batch * cols, 3);
             k.quantize(type, true, MemorySegment.ofArray(x), batch, cols, xq);
             float[] whole = new float[batch * rows];
@@ -237,13 +320,14 @@ class PackedKQuantsTest {
             assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq, batch, out, 8, rows), "first row not a multiple of 16");
             assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed.asSlice(0, 4L * group - 1), xq, batch, out, 0, rows),
                     "short packed weights");
-            assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq.asSlice(0, 4671), batch, out, 0, rows), "short activations");
+            assertThrows(IllegalArgumentException.class, () -> k.matmul(w, packed, xq.asSlice(0, xq.byteSize() - 1), batch, out, 0, rows),
+                    "short activations");
             assertThrows(IllegalArgumentException.class, () -> k.quantize(type, true, MemorySegment.ofArray(x), batch, cols,
                     xq.asSlice(0, 100)), "short activation buffer");
         }
     }
 
-    /** The 256-bit variants have no packed Q4_K or Q5_K: they refuse them and give the Java backend's bits. */
+    /** The 256-bit variants have no packed Q4_K, Q5_K or Q6_K: they refuse them and give the Java backend's bits. */
     @Test
     void packedBytes_andTheJavaBits_withoutAvx512() {
         int rows = 37;
@@ -274,8 +358,12 @@ class PackedKQuantsTest {
         }
     }
 
-    /** Bytes of one packed group of 16 rows and one super-block: {@code sizeof(k16_wblk)}, {@code sizeof(k5_wblk)}. */
+    /** Bytes of one packed group of 16 rows and one super-block: {@code sizeof(k16_wblk)}, {@code k5_wblk}, {@code q6_wblk}. */
     private static int weightBytes(GgmlType type) {
-        return type == GgmlType.Q5_K ? 2432 + 8 * 64 : 2432;
+        return switch (type) {
+            case Q5_K -> 2432 + 8 * 64;
+            case Q6_K -> 16 * 210;
+            default -> 2432;
+        };
     }
 }
