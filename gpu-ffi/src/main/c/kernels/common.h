@@ -26,6 +26,7 @@ AI float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEARES
 
 AI uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 AI uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+AI uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 AI float bf16_round(float f) {
     uint32_t u;

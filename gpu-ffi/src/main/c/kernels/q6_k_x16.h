@@ -25,14 +25,14 @@
  * order": 32-bit lane o of a result holds row Q6_ROW(o). Everything per row below is stored in that order.
  */
 #define Q6_ROW(o) ((o) % 4 < 2 ? 2 * ((o) / 4) + (o) % 4 : 6 + 2 * ((o) / 4) + (o) % 4)
+/* Its inverse: the lane of row m. */
+#define Q6_LANE(m) (4 * ((m) % 8 / 2) + 2 * ((m) / 8) + (m) % 2)
 typedef struct {
     uint8_t q[4][8][64];  /* [J][p]: vector s=0 in the low nibbles, s=1 in the high */
     uint8_t qh[4][4][64]; /* [J][p/2]: the top two bits of vector s of lane p at bits 2(2(p%2)+s).. */
     int8_t sc[4][2][16][2]; /* [J][h][o]: the scales of sub-blocks 4J+h and 4J+2+h of row Q6_ROW(o) */
     uint16_t d[16];       /* F16 d of row Q6_ROW(o) */
 } q6_wblk;
-
-AI uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 /* Q6_K element e (0..255) of a block (ggml's layout: ql at 0, qh at 128): the unsigned six-bit quant. */
 static int q6_quant(const uint8_t *blk, int e) {
@@ -51,8 +51,7 @@ static void q6_x16_repack(const uint8_t *w, int64_t stride, int64_t rows, int64_
             memset(o, 0, sizeof(*o));
             for (int m = 0; m < K16_ROWS && g * K16_ROWS + m < rows; m++) {
                 const uint8_t *blk = w + (g * K16_ROWS + m) * stride + b * 210;
-                int lane = 0; /* o with Q6_ROW(o) == m */
-                while (Q6_ROW(lane) != m) lane++;
+                int lane = Q6_LANE(m);
                 o->d[lane] = rd16(blk + 208);
                 for (int J = 0; J < 4; J++) {
                     for (int h = 0; h < 2; h++) {
@@ -145,7 +144,9 @@ AI void q6_x16_tile(const q6_wblk *g, int64_t nb, const juno_xqk *x, int64_t xs,
         }
     }
     /* lane order back to row order: row r is in lane Q6_LANE(r) */
-    const __m512i back = _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m512i back = _mm512_setr_epi32(Q6_LANE(0), Q6_LANE(1), Q6_LANE(2), Q6_LANE(3), Q6_LANE(4), Q6_LANE(5),
+                                           Q6_LANE(6), Q6_LANE(7), Q6_LANE(8), Q6_LANE(9), Q6_LANE(10), Q6_LANE(11),
+                                           Q6_LANE(12), Q6_LANE(13), Q6_LANE(14), Q6_LANE(15));
     UNROLL for (int c = 0; c < nc; c++) {
         __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0][c], acc[4][c]), _mm512_add_ps(acc[2][c], acc[6][c])),
                                  _mm512_add_ps(_mm512_add_ps(acc[1][c], acc[5][c]), _mm512_add_ps(acc[3][c], acc[7][c])));

@@ -85,8 +85,8 @@ public final class CpuBackend implements Backend {
 
     /**
      * A backend whose matrix products run in {@code kernels}; {@code repack}: whether the native kernels take Q4_0,
-     * Q8_0, Q4_K, Q5_K and Q6_K weights repacked ({@link NativeKernels#packedBytes}: faster, within rounding of the Java kernels) or as stored
-     * (bit-identical to them).
+     * Q8_0, Q4_K, Q5_K and Q6_K weights repacked ({@link NativeKernels#packedBytes}: faster, within rounding of the Java kernels, Q6_K
+     * bit-identical) or as stored (bit-identical to them).
      */
     public CpuBackend(int threads, NativeKernels kernels, boolean repack) {
         this.pool = new ComputePool(threads);

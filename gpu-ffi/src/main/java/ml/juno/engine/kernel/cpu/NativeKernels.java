@@ -65,8 +65,6 @@ public final class NativeKernels {
      */
     private static final int K16_WEIGHT_BYTES = 2432;
     private static final int K5_WEIGHT_BYTES = 2944;
-    /** {@code sizeof(q6_wblk)} ({@code kernels/q6_k_x16.h}): packed Q6_K per 16 rows and super-block, 16 blocks' bytes. */
-    private static final int Q6_WEIGHT_BYTES = 3360;
     private static final int K16_ACTIVATION_BYTES = 4672;
 
     /** Added to a type id: the weights as {@link #repack} arranged them ({@code JUNO_PACKED}). */
@@ -467,7 +465,7 @@ public final class NativeKernels {
      * with one row per vector lane ({@code kernels/q4_0_x16.c}, every variant); in the AVX-512 variant, Q8_0 likewise
      * ({@code kernels/q8_0_x16.h}), Q4_K ({@code kernels/q4_k_x16.h}: on AMX tiles where {@link #amx}, else on
      * vectors, the same bits either way), Q5_K (the same form with the fifth bits, on vectors) and Q6_K ({@code
-     * kernels/q6_k_x16.h}).
+     * kernels/q6_k_x16.h}, which keeps ggml's eight lanes per block and so the plain kernels' bits).
      */
     public long packedBytes(WeightMatrix w) {
         if (!supports(w.type(), w.cols()) || !hasPacked(w.type())) {
@@ -478,8 +476,7 @@ public final class NativeKernels {
         return groups * blocks * switch (packing(w.type())) {
             case K_GROUPS -> K16_WEIGHT_BYTES;
             case K5_GROUPS -> K5_WEIGHT_BYTES;
-            case Q6_GROUPS -> Q6_WEIGHT_BYTES;
-            default -> PACK_ROWS * w.type().typeSize;
+            default -> PACK_ROWS * w.type().typeSize; // the others (packed Q6_K's q6_wblk too) are the 16 rows' blocks
         };
     }
 
