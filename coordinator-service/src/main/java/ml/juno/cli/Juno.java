@@ -48,6 +48,7 @@ public final class Juno implements Callable<Integer> {
     CommandSpec spec;
 
     public static void main(String[] args) {
+        CliLogging.install(System.err);
         System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
