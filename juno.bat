@@ -41,7 +41,7 @@ if "%JUNO_BUILD%"=="1" (
   echo juno: build done. 1>&2
 )
 
-"%JAVA_HOME%\bin\java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:LoopUnrollLimit=300 -XX:+UseParallelGC %JUNO_JAVA_OPTS% "-Djuno.home=%ROOT%" -cp "%COORD%\app\*;%COORD%\lib\main\*;%COORD%\lib\boot\*" ml.juno.cli.Juno %*
+"%JAVA_HOME%\bin\java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:LoopUnrollLimit=300 -XX:+UseParallelGC %JUNO_JAVA_OPTS% "-Djuno.home=%ROOT%" -cp "%COORD%\app\*;%COORD%\lib\main\*;%COORD%\lib\boot\*" ml.juno.cli.Juno %*
 exit /b %ERRORLEVEL%
 
 :try_java

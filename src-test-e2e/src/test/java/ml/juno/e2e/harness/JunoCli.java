@@ -20,7 +20,8 @@ public final class JunoCli {
     public static List<String> command(List<String> jvmOptions, String... args) {
         Path app = Path.of(System.getProperty("juno.coordinator.app", ROOT.resolve("coordinator-service/target/quarkus-app").toString()));
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djuno.home=" + ROOT));
+                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "--sun-misc-unsafe-memory-access=allow", "-Djuno.home=" + ROOT));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*:" + app.resolve("lib/boot") + "/*", "ml.juno.cli.Juno"));
         cmd.addAll(List.of(args));
