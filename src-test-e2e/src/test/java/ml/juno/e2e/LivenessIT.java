@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Liveness with real processes: a frozen node (SIGSTOP) is found by the heartbeat within seconds although the step
- * deadline is 60 s (the stream ends with an error event, readiness turns DOWN) and serves again after SIGCONT; a
+ * deadline is 60 s (the stream ends with an error event, readiness turns DOWN) and serves again after SIGCONT; while
+ * steps flow the heartbeat leaves the nodes alone, and an idle node is asked every second; a
  * {@code juno local} whose launcher is SIGKILLed takes its server with it; {@code juno cluster} restarts a coordinator
  * killed with SIGKILL.
  */
@@ -107,6 +108,66 @@ class LivenessIT {
                 HttpResponse<String> after = HTTP.send(completion(coordinator, 8, false), HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, after.statusCode(), after.body());
                 System.out.println("frozen node: stream failed " + endedMs + " ms after SIGSTOP, ready again " + backMs + " ms after SIGCONT");
+            }
+        }
+    }
+
+    /** How many status calls (heartbeats) the node has served, from its Prometheus metrics. */
+    static long statusCalls(AppLauncher node) throws Exception {
+        String metrics = HTTP.send(HttpRequest.newBuilder(node.url("/q/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        long sum = 0;
+        for (String line : metrics.lines().toList()) {
+            if (line.startsWith(STATUS_METRIC + "{") && line.contains("method=\"GetStatus\"")) {
+                sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    /** Streams one completion of 480 tokens to its end; its number of events. */
+    static int streamEvents(AppLauncher coordinator) throws Exception {
+        HttpResponse<InputStream> stream = HTTP.send(completion(coordinator, 480, true), HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, stream.statusCode());
+        int events = 0;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+            for (String line; (line = in.readLine()) != null; ) {
+                if (line.startsWith("data:")) {
+                    events++;
+                }
+            }
+        }
+        return events;
+    }
+
+    static final String STATUS_METRIC = "grpc_server_requests_received_messages_total";
+
+    @Test
+    void heartbeats_skipANodeThatAnswersSteps_andAskAnIdleOne() throws Exception {
+        try (NodeProcesses nodes = NodeProcesses.start("heartbeat-node", 2)) {
+            int port = AppLauncher.freePort();
+            try (AppLauncher coordinator = AppLauncher.startCommand("juno-coordinator-heartbeat", port,
+                    cli("coordinator", "--model-path", TINY.toString(), "--nodes", String.join(",", nodes.addresses(2)), "--api-port",
+                            Integer.toString(port), "--threads-per-node", "1"), Duration.ofSeconds(60))) {
+                LocalServer.awaitReady(coordinator, Duration.ofSeconds(60));
+                long idleFrom = statusCalls(nodes.get(1));
+                Thread.sleep(3_500);
+                long idle = statusCalls(nodes.get(1)) - idleFrom;
+                assertTrue(idle >= 2, "an idle node is asked for its status every second: " + idle + " calls in 3.5 s");
+
+                // generations back to back for 3 s: every step's answer shows both nodes alive
+                assertTrue(streamEvents(coordinator) > 100, "a generation runs");
+                long busyFrom = statusCalls(nodes.get(1));
+                long t0 = System.nanoTime();
+                int generations = 0;
+                while (System.nanoTime() - t0 < 3_000_000_000L) {
+                    assertTrue(streamEvents(coordinator) > 100, "a generation runs");
+                    generations++;
+                }
+                long busyMs = (System.nanoTime() - t0) / 1_000_000;
+                long busy = statusCalls(nodes.get(1)) - busyFrom;
+                assertTrue(busy <= 1, busy + " status calls to a node answering steps in " + busyMs + " ms (" + generations
+                        + " generations; idle: " + idle + " in 3.5 s)");
             }
         }
     }

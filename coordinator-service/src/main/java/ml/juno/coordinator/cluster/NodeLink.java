@@ -58,6 +58,8 @@ final class NodeLink implements AutoCloseable {
     private volatile boolean up;
     private volatile String downReason = "not connected yet";
     volatile ShardInfo shard;
+    /** When the node last answered a step (System.nanoTime): a node that answers steps needs no heartbeat. */
+    private volatile long lastAnswerNanos = System.nanoTime() - (1L << 62);
     volatile long bytesSent;
     volatile long bytesReceived;
     volatile long hops;
@@ -286,6 +288,7 @@ final class NodeLink implements AutoCloseable {
             byte[] m = c.receive(deadlineNanos, controlStop);
             if (m != null) {
                 bytesReceived += m.length;
+                lastAnswerNanos = System.nanoTime();
                 try {
                     return StepResponse.parseFrom(m);
                 } catch (com.google.protobuf.InvalidProtocolBufferException e) {
@@ -314,7 +317,13 @@ final class NodeLink implements AutoCloseable {
         }
         StepResponse r = (StepResponse) o;
         bytesReceived += r.getSerializedSize();
+        lastAnswerNanos = System.nanoTime();
         return r;
+    }
+
+    /** Nanoseconds since the node last answered a step (very large before its first). */
+    long sinceLastAnswerNanos() {
+        return System.nanoTime() - lastAnswerNanos;
     }
 
     void recordHop(long nanos, long nodeComputeNanos) {
