@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import ml.juno.e2e.harness.AppLauncher;
+import ml.juno.e2e.harness.JunoCli;
+import ml.juno.e2e.harness.JunoCli;
 import ml.juno.e2e.harness.LocalServer;
 import ml.juno.e2e.harness.NodeProcesses;
 import org.junit.jupiter.api.Test;
@@ -34,13 +36,10 @@ class LivenessIT {
     static final Path TINY = MODELS.resolve("testdata/tiny-random/tiny-llama-random-F16.gguf");
     static final HttpClient HTTP = HttpClient.newHttpClient();
 
+    /** {@code juno ARGS} as the launcher runs it, in a small heap. */
+    /** {@code juno ARGS} as the launcher runs it, in a small heap. */
     static List<String> cli(String... args) {
-        Path app = Path.of(System.getProperty("juno.coordinator.app", ROOT.resolve("coordinator-service/target/quarkus-app").toString()));
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx128m",
-                "-Djuno.home=" + ROOT, "-cp", app.resolve("app") + "/*:" + app.resolve("lib/main") + "/*", "ml.juno.cli.Juno"));
-        cmd.addAll(List.of(args));
-        return cmd;
+        return JunoCli.command(List.of("-Xmx128m"), args);
     }
 
     static void signal(long pid, String sig) throws Exception {
@@ -166,7 +165,7 @@ class LivenessIT {
                 }
                 long busyMs = (System.nanoTime() - t0) / 1_000_000;
                 long busy = statusCalls(nodes.get(1)) - busyFrom;
-                assertTrue(busy <= 1, busy + " status calls to a node answering steps in " + busyMs + " ms (" + generations
+                assertTrue(busy <= 1, busy + " status calls (heartbeat and health ping) to a node answering steps in " + busyMs + " ms (" + generations
                         + " generations; idle: " + idle + " in 3.5 s)");
             }
         }

@@ -10,7 +10,7 @@ import org.jboss.logging.Logger;
  * up. A node that does not answer (frozen, SIGSTOP, its machine gone) is marked down at once and a step waiting for it
  * fails now instead of at the step deadline; readiness turns DOWN, and the health loop loads its shard again when it
  * answers. While steps flow, their answers show the nodes alive: a status call then would only take time on the cores
- * the nodes compute on (a gRPC call on each side, about 5 ms of a node's CPU in code that runs too rarely to be
+ * the nodes compute on (a gRPC call on each side, a few ms of a node's CPU in code that runs too rarely to be
  * compiled), so it is skipped; a node that freezes mid-generation stops answering and is asked within 1.5 s.
  */
 final class Heartbeat {
@@ -47,7 +47,7 @@ final class Heartbeat {
                 return;
             }
             for (NodeLink link : links) {
-                if (stopped || !link.isUp() || link.sinceLastAnswerNanos() < PERIOD.toNanos() / 2) {
+                if (stopped || !link.isUp() || link.answeredWithin(PERIOD.toNanos() / 2)) {
                     continue; // a node that answered a step within the last half period is alive: no call on its cores
                 }
                 try {

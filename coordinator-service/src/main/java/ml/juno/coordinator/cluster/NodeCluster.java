@@ -296,7 +296,10 @@ final class NodeCluster implements AutoCloseable {
         }
     }
 
-    /** Reconnects nodes that are down; pings the others now and then and marks a node without its shard down. */
+    /**
+     * Reconnects nodes that are down; pings the others now and then (not one that answered a step in the last second) and
+     * marks a node without its shard down.
+     */
     private void checkHealth() {
         boolean ping = System.nanoTime() - lastPing > PING_EVERY_MS * 1_000_000L;
         if (ping) {
@@ -304,8 +307,8 @@ final class NodeCluster implements AutoCloseable {
         }
         for (NodeLink link : links) {
             if (link.isUp()) {
-                if (!ping) {
-                    continue;
+                if (!ping || link.answeredWithin(PING_EVERY_MS * 1_000_000L / 2)) {
+                    continue; // a node answering steps holds its shard (one that lost it fails its steps)
                 }
                 try {
                     NodeStatus s = link.status(config.deadlines().call());

@@ -58,7 +58,7 @@ final class NodeLink implements AutoCloseable {
     private volatile boolean up;
     private volatile String downReason = "not connected yet";
     volatile ShardInfo shard;
-    /** When the node last answered a step (System.nanoTime): a node that answers steps needs no heartbeat. */
+    /** When the node last answered a step (System.nanoTime): a node that answers steps needs no status call. */
     private volatile long lastAnswerNanos = System.nanoTime() - (1L << 62);
     volatile long bytesSent;
     volatile long bytesReceived;
@@ -321,9 +321,12 @@ final class NodeLink implements AutoCloseable {
         return r;
     }
 
-    /** Nanoseconds since the node last answered a step (very large before its first). */
-    long sinceLastAnswerNanos() {
-        return System.nanoTime() - lastAnswerNanos;
+    /**
+     * Whether the node answered a step within the last {@code nanos}: it is alive and holds its shard, so the status
+     * calls of the heartbeat and the health thread would only take CPU from the cores it computes on.
+     */
+    boolean answeredWithin(long nanos) {
+        return System.nanoTime() - lastAnswerNanos < nanos;
     }
 
     void recordHop(long nanos, long nodeComputeNanos) {
