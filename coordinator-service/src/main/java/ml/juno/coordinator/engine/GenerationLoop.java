@@ -183,9 +183,31 @@ public final class GenerationLoop implements AutoCloseable {
      * The pipelined iteration. Each step is planned from the sequences no step in flight holds, with at most its share
      * of the running sequences ({@code ceil(running / depth)}), so that the next step has others to run; the executor
      * finishes steps in the order they were begun and each step's update is applied as it finishes, so every sequence
-     * sees exactly the steps, and the tokens, it would see one step at a time.
+     * sees exactly the steps, and the tokens, it would see one step at a time. A finished step's sequences get their
+     * next step before its tokens go to their listeners.
      */
     private boolean runPipelined() {
+        boolean worked = beginSteps();
+        InFlight f = inFlight.pollFirst();
+        if (f == null) {
+            return worked;
+        }
+        StepResult result = checked(f.plan(), finish(f.plan()), f.epoch());
+        long stepNanos = System.nanoTime() - f.startNanos();
+        StepOutcome outcome = update(f.plan(), result);
+        // the freed sequences' next step goes to the first stage before their tokens are handed on: the stage waits for
+        // the scheduler's update only, not for the listeners (on a cluster, each wakes a request's output thread)
+        beginSteps();
+        report(f.plan(), result, outcome, stepNanos, f.event());
+        return true;
+    }
+
+    /**
+     * Begins steps of the sequences no step in flight holds until {@link #depth} are in flight, or none can run.
+     *
+     * @return whether it did anything (began a step, or delivered the finishes of cancelled sequences)
+     */
+    private boolean beginSteps() {
         boolean worked = false;
         while (inFlight.size() < depth) {
             SchedulerStepEvent event = SchedulerStepEvent.startIfEnabled();
@@ -221,13 +243,7 @@ public final class GenerationLoop implements AutoCloseable {
                 mostInFlight = inFlight.size();
             }
         }
-        InFlight f = inFlight.pollFirst();
-        if (f == null) {
-            return worked;
-        }
-        StepResult result = finish(f.plan());
-        complete(f.plan(), result, f.epoch(), System.nanoTime() - f.startNanos(), f.event());
-        return true;
+        return worked;
     }
 
     private boolean runSerial() {
@@ -255,16 +271,30 @@ public final class GenerationLoop implements AutoCloseable {
 
     /** A step's result, applied: the KV-epoch check, the update, the delivery, the trace and the JFR event. */
     private void complete(StepPlan plan, StepResult result, long epoch, long stepNanos, SchedulerStepEvent event) {
+        StepResult r = checked(plan, result, epoch);
+        report(plan, r, update(plan, r), stepNanos, event);
+    }
+
+    /** A step's result, or a failure when a node went down since the step was planned (the KV epoch moved). */
+    private StepResult checked(StepPlan plan, StepResult result, long epoch) {
         if (kvEpoch() != epoch && !plan.isEmpty()) {
             // a node went down while this step was planned or ran: its rows may have read lost KV, never trust them
             // (a step that failed already keeps its own reason too, which names the node)
-            result = new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step"
+            return new StepResult.Failure("step " + plan.stepId() + ": a node went down during the step"
                     + (result instanceof StepResult.Failure f ? " (" + f.message() + ")" : ""));
         }
-        StepOutcome outcome;
+        return result;
+    }
+
+    /** The scheduler's update for a step's result: what to deliver. */
+    private StepOutcome update(StepPlan plan, StepResult result) {
         synchronized (lock) {
-            outcome = scheduler.update(plan, result);
+            return scheduler.update(plan, result);
         }
+    }
+
+    /** An applied step's delivery to its listeners, its trace line and its JFR event. */
+    private void report(StepPlan plan, StepResult result, StepOutcome outcome, long stepNanos, SchedulerStepEvent event) {
         deliver(outcome);
         if (TRACE.isLoggable(System.Logger.Level.TRACE) && !plan.isEmpty()) {
             trace(plan, result, stepNanos, outcome.tokens().size());

@@ -157,7 +157,7 @@ class GenerationLoopPipelineTest {
     }
 
     /** One sequence's events. */
-    static final class Recorder implements TokenEvents {
+    static class Recorder implements TokenEvents {
         final List<Integer> tokens = new ArrayList<>();
         final CountDownLatch done = new CountDownLatch(1);
         volatile FinishedSequence finished;
@@ -241,6 +241,46 @@ class GenerationLoopPipelineTest {
         assertEquals(0, pipelined.blocksUsed());
         System.out.printf("[pipelined loop] fake 2-stage pipeline, %d x %d tokens: one step at a time %d ms, two in flight %d ms (%d overlaps)%n",
                 REQUESTS, TOKENS, serial.millis(), pipelined.millis(), pipelined.overlaps());
+    }
+
+    @Test
+    void aSequencesNextStep_beginsBeforeItsTokenIsDelivered() throws Exception {
+        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
+        Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
+        FakePipeline pipe = new FakePipeline(2, 200_000, 2);
+        GenerationLoop loop = new GenerationLoop(scheduler, pipe);
+        try {
+            List<Recorder> recs = new ArrayList<>();
+            List<String> late = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (int i = 0; i < 4; i++) {
+                long[] id = {-1};
+                Recorder r = new Recorder() {
+                    @Override
+                    public void onToken(SampledToken token) {
+                        super.onToken(token);
+                        // every token but a sequence's last: the stages already hold the sequence's next step
+                        if (tokens.size() < TOKENS && !pipe.inFlight.contains(id[0])) {
+                            late.add("sequence " + id[0] + " token " + tokens.size());
+                        }
+                    }
+                };
+                id[0] = ((SubmitResult.Accepted) loop.submit(request(i), r)).sequenceId();
+                recs.add(r);
+            }
+            for (int i = 0; i < 200 && loop.runOnce(); i++) {
+                // step
+            }
+            for (Recorder r : recs) {
+                assertEquals(FinishReason.LENGTH, r.await().finished.reason());
+                assertEquals(TOKENS, r.tokens.size());
+            }
+            assertEquals(2, loop.mostInFlight());
+            assertEquals(List.of(), late, "tokens handed on while their sequence's next step had not begun");
+            assertEquals(0, kv.stats().blocks().used());
+        } finally {
+            loop.close();
+            pipe.close();
+        }
     }
 
     @Test
