@@ -18,7 +18,6 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import ml.juno.e2e.harness.AppLauncher;
 import ml.juno.e2e.harness.JunoCli;
-import ml.juno.e2e.harness.JunoCli;
 import ml.juno.e2e.harness.LocalServer;
 import ml.juno.e2e.harness.NodeProcesses;
 import org.junit.jupiter.api.Test;
@@ -36,7 +35,6 @@ class LivenessIT {
     static final Path TINY = MODELS.resolve("testdata/tiny-random/tiny-llama-random-F16.gguf");
     static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    /** {@code juno ARGS} as the launcher runs it, in a small heap. */
     /** {@code juno ARGS} as the launcher runs it, in a small heap. */
     static List<String> cli(String... args) {
         return JunoCli.command(List.of("-Xmx128m"), args);

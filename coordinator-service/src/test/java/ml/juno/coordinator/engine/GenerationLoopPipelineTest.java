@@ -180,6 +180,22 @@ class GenerationLoopPipelineTest {
         }
     }
 
+    /** A loop over a fake two-stage pipeline two steps deep, 0.2 ms a stage, with a small KV cache; closes both. */
+    record SmallLoop(KvCacheManager kv, FakePipeline pipe, GenerationLoop loop) implements AutoCloseable {
+        static SmallLoop start() {
+            KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
+            Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
+            FakePipeline pipe = new FakePipeline(2, 200_000, 2);
+            return new SmallLoop(kv, pipe, new GenerationLoop(scheduler, pipe));
+        }
+
+        @Override
+        public void close() {
+            loop.close();
+            pipe.close();
+        }
+    }
+
     record Run(List<List<Integer>> tokens, List<FinishReason> reasons, long millis, int mostInFlight, int overlaps,
                long blocksUsed) {}
 
@@ -245,13 +261,12 @@ class GenerationLoopPipelineTest {
 
     @Test
     void aSequencesNextStep_beginsBeforeItsTokenIsDelivered() throws Exception {
-        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
-        Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
-        FakePipeline pipe = new FakePipeline(2, 200_000, 2);
-        GenerationLoop loop = new GenerationLoop(scheduler, pipe);
-        try {
+        try (SmallLoop t = SmallLoop.start()) {
+            KvCacheManager kv = t.kv();
+            FakePipeline pipe = t.pipe();
+            GenerationLoop loop = t.loop();
             List<Recorder> recs = new ArrayList<>();
-            List<String> late = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<String> late = new ArrayList<>(); // runOnce delivers on this thread
             for (int i = 0; i < 4; i++) {
                 long[] id = {-1};
                 Recorder r = new Recorder() {
@@ -277,19 +292,14 @@ class GenerationLoopPipelineTest {
             assertEquals(2, loop.mostInFlight());
             assertEquals(List.of(), late, "tokens handed on while their sequence's next step had not begun");
             assertEquals(0, kv.stats().blocks().used());
-        } finally {
-            loop.close();
-            pipe.close();
         }
     }
 
     @Test
     void singleSequence_staysOneStepAtATime() throws Exception {
-        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
-        Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
-        FakePipeline pipe = new FakePipeline(2, 200_000, 2);
-        GenerationLoop loop = new GenerationLoop(scheduler, pipe);
-        try {
+        try (SmallLoop t = SmallLoop.start()) {
+            FakePipeline pipe = t.pipe();
+            GenerationLoop loop = t.loop();
             Recorder r = new Recorder();
             loop.submit(request(0), r);
             for (int i = 0; i < 100 && loop.runOnce(); i++) {
@@ -299,19 +309,15 @@ class GenerationLoopPipelineTest {
             assertEquals(TOKENS, r.tokens.size());
             assertEquals(1, loop.mostInFlight(), "nothing else to run: one step in flight");
             assertEquals(TOKENS, pipe.begun, "the prompt's step, then one per token but the last's");
-        } finally {
-            loop.close();
-            pipe.close();
         }
     }
 
     @Test
     void cancelWhileItsStepIsInFlight_finishesCancelled_othersRunOn_andNoBlockIsLeft() throws Exception {
-        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
-        Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
-        FakePipeline pipe = new FakePipeline(2, 200_000, 2);
-        GenerationLoop loop = new GenerationLoop(scheduler, pipe);
-        try {
+        try (SmallLoop t = SmallLoop.start()) {
+            KvCacheManager kv = t.kv();
+            FakePipeline pipe = t.pipe();
+            GenerationLoop loop = t.loop();
             List<Recorder> recs = new ArrayList<>();
             List<Long> ids = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -335,19 +341,15 @@ class GenerationLoopPipelineTest {
             }
             assertEquals(0, kv.stats().blocks().used());
             assertEquals(null, pipe.twice);
-        } finally {
-            loop.close();
-            pipe.close();
         }
     }
 
     @Test
     void failingStep_failsItsOwnSequences_notTheOtherStepsInFlight() throws Exception {
-        KvCacheManager kv = new KvCacheManager(new KvCacheConfig(4, 64));
-        Scheduler scheduler = new Scheduler(new SchedulerConfig(32, 4, 8, 64, Duration.ofSeconds(1)), kv, V);
-        FakePipeline pipe = new FakePipeline(2, 200_000, 2);
-        GenerationLoop loop = new GenerationLoop(scheduler, pipe);
-        try {
+        try (SmallLoop t = SmallLoop.start()) {
+            KvCacheManager kv = t.kv();
+            FakePipeline pipe = t.pipe();
+            GenerationLoop loop = t.loop();
             List<Recorder> recs = new ArrayList<>();
             List<Long> ids = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -377,9 +379,6 @@ class GenerationLoopPipelineTest {
             assertTrue(failed.contains(ids.get(3)), "the failing step's sequence failed");
             assertTrue(failed.size() < 4, "the sequences of the other step in flight ran to their end: " + failed);
             assertEquals(0, kv.stats().blocks().used());
-        } finally {
-            loop.close();
-            pipe.close();
         }
     }
 
