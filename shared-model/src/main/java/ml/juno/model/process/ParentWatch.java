@@ -9,8 +9,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * With {@code juno.parent-pid} set ({@code juno cluster} sets it), the process (a node or the coordinator: both apps
- * index this jar's beans) exits when that process is gone.
+ * With {@code juno.parent-pid} set ({@code juno cluster}, {@code juno local} and {@code juno bench --nodes} set it),
+ * the process (a node or the coordinator: both apps index this jar's beans) exits when that process is gone, or at
+ * once if it was gone before this one finished starting (a launcher stopped while its children started).
  */
 @ApplicationScoped
 public class ParentWatch {
@@ -19,9 +20,22 @@ public class ParentWatch {
     Optional<Long> parentPid;
 
     void onStart(@Observes StartupEvent ignored) {
-        parentPid.flatMap(ProcessHandle::of).ifPresent(parent -> parent.onExit().thenRun(() -> {
-            Logger.getLogger(ParentWatch.class).warnf("parent process %d is gone; stopping", parent.pid());
+        parentPid.ifPresent(pid -> watch(pid, () -> {
+            Logger.getLogger(ParentWatch.class).warnf("parent process %d is gone; stopping", pid);
             Quarkus.asyncExit(0);
         }));
+    }
+
+    /**
+     * Runs {@code exit} once process {@code pid} is gone: now (on this thread) if it is gone already, else when it
+     * exits.
+     */
+    public static void watch(long pid, Runnable exit) {
+        Optional<ProcessHandle> parent = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+        if (parent.isEmpty()) {
+            exit.run();
+        } else {
+            parent.get().onExit().thenRun(exit);
+        }
     }
 }
