@@ -5,6 +5,7 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -30,12 +31,7 @@ public class ParentWatch {
      * Runs {@code exit} once process {@code pid} is gone: now (on this thread) if it is gone already, else when it
      * exits.
      */
-    public static void watch(long pid, Runnable exit) {
-        Optional<ProcessHandle> parent = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
-        if (parent.isEmpty()) {
-            exit.run();
-        } else {
-            parent.get().onExit().thenRun(exit);
-        }
+    static void watch(long pid, Runnable exit) {
+        ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null)).thenRun(exit);
     }
 }
